@@ -71,7 +71,9 @@ func TestDuckDBParquetDirectoryScan(t *testing.T) {
 	}
 	outside := t.TempDir()
 	if r := env.Do(t, http.MethodPost, "/api/v1/connections", admin, map[string]any{"name": "out", "kind": "duckdb", "dsn": outside}); r.Status != 422 ||
-		!strings.Contains(string(r.Body), "permission_denied") || strings.Contains(string(r.Body), outside) {
+		!strings.Contains(string(r.Body), "connection_failed") || !strings.Contains(string(r.Body), "não a pode ler") ||
+		strings.Contains(string(r.Body), outside) {
+		// validation.connection_failed.permission_denied in the default language, pt-PT.
 		t.Fatalf("a path outside the files root: %d %s", r.Status, r.Body)
 	}
 	r := env.Do(t, http.MethodPost, "/api/v1/connections", admin, map[string]any{"name": "lake", "kind": "duckdb", "dsn": files})
@@ -97,7 +99,7 @@ func TestDuckDBParquetDirectoryScan(t *testing.T) {
 	scanNow()
 	var ds []map[string]any
 	env.Do(t, http.MethodGet, "/api/v1/datasets?connection_id="+connID, tok, nil).JSON(t, &ds)
-	if len(ds) != 1 || ds[0]["schema"] != "files" || ds[0]["name"] != "sales" {
+	if len(ds) != 1 || ds[0]["schema"] != "files" || ds[0]["table"] != "sales" {
 		t.Fatalf("datasets: %v", ds)
 	}
 	id := ds[0]["id"].(string)

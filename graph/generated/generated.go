@@ -15208,7 +15208,7 @@ type ConnectionOpenLineage {
 type Connection {
   id: ID!
   name: String!
-  "postgres, mysql, sqlite"
+  "postgres, mysql, sqlite, duckdb"
   kind: String!
   "ISO 3166-1 alpha-2; null = inherited from the workspace"
   dataCountry: String
@@ -15276,7 +15276,7 @@ type ConnectorType {
   kind: String!
   name: String!
   driver: String!
-  "available"
+  "available, or not_built_in (an optional connector this binary was built without)"
   state: String!
   dialect: String!
   dsnExample: String!
@@ -15957,7 +15957,7 @@ type AISystemDataset {
   datasetName: String!
   connectionId: ID!
   connectionName: String!
-  "postgres, mysql or sqlite"
+  "postgres, mysql, sqlite or duckdb"
   sourceKind: String!
   dataCountry: String
   upstreamCount: Int!
@@ -17061,7 +17061,7 @@ type Art10Dataset {
   datasetName: String!
   connectionId: ID!
   connectionName: String!
-  "postgres, mysql or sqlite"
+  "postgres, mysql, sqlite or duckdb"
   sourceKind: String!
   dataCountry: String
   upstreamCount: Int!

@@ -61,7 +61,7 @@ type AISystemDataset struct {
 	DatasetName    string `json:"datasetName"`
 	ConnectionID   string `json:"connectionId"`
 	ConnectionName string `json:"connectionName"`
-	// postgres, mysql or sqlite
+	// postgres, mysql, sqlite or duckdb
 	SourceKind    string   `json:"sourceKind"`
 	DataCountry   *string  `json:"dataCountry,omitempty"`
 	UpstreamCount int      `json:"upstreamCount"`
@@ -120,7 +120,7 @@ type Art10Dataset struct {
 	DatasetName    string `json:"datasetName"`
 	ConnectionID   string `json:"connectionId"`
 	ConnectionName string `json:"connectionName"`
-	// postgres, mysql or sqlite
+	// postgres, mysql, sqlite or duckdb
 	SourceKind    string   `json:"sourceKind"`
 	DataCountry   *string  `json:"dataCountry,omitempty"`
 	UpstreamCount int      `json:"upstreamCount"`
@@ -298,7 +298,7 @@ type ComplianceVerticalPage struct {
 type Connection struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
-	// postgres, mysql, sqlite
+	// postgres, mysql, sqlite, duckdb
 	Kind string `json:"kind"`
 	// ISO 3166-1 alpha-2; null = inherited from the workspace
 	DataCountry    *string             `json:"dataCountry,omitempty"`

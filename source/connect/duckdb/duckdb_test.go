@@ -24,7 +24,7 @@ import (
 
 // writer is an unconfined DuckDB the tests write their files with, and ask for the
 // reference answers.
-func writer(t *testing.T) *sql.DB {
+func writer(t testing.TB) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
@@ -41,6 +41,11 @@ func exec(t *testing.T, db *sql.DB, stmts ...string) {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
+}
+
+// connectOpen opens root as a duckdb source with the default limits.
+func connectOpen(root string) (source.Source, error) {
+	return connect.Open(context.Background(), source.DuckDB, root, source.Options{FilesRoot: root})
 }
 
 func open(t *testing.T, root, path string) source.Source {
