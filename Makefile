@@ -7,7 +7,7 @@ PKGS     := ./...
 # The DuckDB connector (cgo, ~70 MB) is built only with this tag: the served binary has it,
 # and the gate compiles and runs its packages (and the app's DuckDB tests) with it too.
 DUCKDB_TAGS := -tags duckdb
-DUCKDB_PKGS := ./source/connect/duckdb/...
+DUCKDB_PKGS := ./source/connect/duckdb/... ./rulesql/ ./lineage/sqllineage/duckview/
 
 .PHONY: build demo run test race lint fmt vet staticcheck verify generate bench check clean
 
@@ -21,7 +21,6 @@ run: build
 	./bin/vigia serve
 
 test: ## all tests with the race detector
-	$(GO) test -race -count=1 -timeout 30m -tags duckdb ./rulesql/ ./lineage/sqllineage/duckview/
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 	$(GO) test -race -count=1 -timeout 30m $(DUCKDB_TAGS) $(DUCKDB_PKGS)
 	$(GO) test -count=1 -timeout 30m $(DUCKDB_TAGS) -run 'DuckDB' ./app
@@ -33,12 +32,10 @@ fmt:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 vet:
-	$(GO) vet -tags duckdb ./rulesql/ ./lineage/sqllineage/duckview/ ./app/
 	$(GO) vet $(PKGS)
 	$(GO) vet $(DUCKDB_TAGS) $(DUCKDB_PKGS) ./app ./cmd/vigia
 
 staticcheck:
-	$(GO) tool staticcheck -tags duckdb ./rulesql/ ./lineage/sqllineage/duckview/
 	$(GO) tool staticcheck $(PKGS)
 	$(GO) tool staticcheck $(DUCKDB_TAGS) $(DUCKDB_PKGS)
 
