@@ -288,7 +288,9 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Sensitivity = sensitivity.NewService(db.Sensitivity(), a.Catalog, clock)
 	a.LabelQuality = labelquality.NewService(db.LabelQuality(), a.Catalog, a.Sensitivity, a.Plans, a.Connections, clock).
 		WithBlackouts(a.Blackouts, log)
-	a.Suggestions = suggest.NewService(db.Suggestions(), a.Catalog, a.Connections, a.Rules, sqllineage.Parser{}, a.Products, a.Blackouts, clock, 0)
+	// Tuning suggestions are applied through the issues' anomaly tuning and the rules' update.
+	a.Suggestions = suggest.NewService(db.Suggestions(), a.Catalog, a.Connections, a.Rules, sqllineage.Parser{}, a.Products, a.Blackouts, clock, 0).
+		WithTuning(db.Suggestions(), a.Issues, a.Rules)
 	a.Duplicates = duplicates.NewService(db.Duplicates(), a.Catalog, a.Connections, clock, log).WithBlackouts(a.Blackouts)
 	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, contractEffects{a.Contracts}, scanCfg)
 	// A succeeded scan's event is consumed by lineage, then the active contracts' checks

@@ -17325,7 +17325,7 @@ extend type Query {
   report(id: ID!): Report
   "The catalog of scheduled routines with their state."
   routines: [Routine!]!
-  "Suggestions on the datasets the caller can see, newest first; category rule, parsing, domain, owner or enrichment; limit 1-500."
+  "Suggestions on the datasets the caller can see, newest first; category rule, parsing, domain, owner, tuning or enrichment; limit 1-500."
   suggestions(category: String, datasetId: ID, limit: Int = 50, offset: Int = 0): SuggestionPage!
   "One suggestion; otherwise not_found."
   suggestion(id: ID!): Suggestion
