@@ -267,7 +267,6 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	scanCfg := scan.Config{MaxActivePerWorkspace: cfg.MaxActiveScans, Quota: a.Plans.AllowScan}
 	a.Rules = rule.NewService(db.Rules(), a.Catalog, a.Connections, msgs, clock)
 	a.Validation = validate.NewService(a.Catalog, db.Rules(), a.Connections, clock)
-	a.Diff = datadiff.NewService(a.Catalog, a.Connections, db.Rules(), clock).WithChecks(db.Reconciles())
 	a.Issues = issue.NewService(db.Issues(), db, a.Messages, clock)
 	a.Teams = team.NewService(db.Teams(), clock)
 	a.Trust = trust.NewService(db.Trust(), db, a.Catalog, msgs, clock, trust.ServiceConfig{ConsumptionsPerMinute: cfg.ConsumptionsPerMinute,
@@ -284,21 +283,31 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Contracts = contract.NewService(db.Contracts(), db, a.Catalog, a.Rules, a.Products, clock)
 	// Modeling's fixes are checked by the dialects' parsers.
 	a.Modeling = modeling.NewService(db.Modeling(), sqlParsers{}, clock, log)
-	a.Blackouts = blackout.NewService(db.Blackouts(), a.Connections)
-	a.Suggestions = suggest.NewService(db.Suggestions(), a.Catalog, a.Connections, a.Rules, sqlParsers{}, a.Products, a.Blackouts, clock, 0)
-	a.Duplicates = duplicates.NewService(db.Duplicates(), a.Catalog, a.Connections, clock, log)
+	// Blackout windows defer scheduled scans and refuse or skip what else reads the
+	// sources: manual scans, diffs and reconciliations, duplicate clustering, label
+	// quality, rehearsals.
+	a.Blackouts = blackout.NewService(db.Blackouts(), a.Connections, clock)
+	a.Diff = datadiff.NewService(a.Catalog, a.Connections, db.Rules(), clock).WithChecks(db.Reconciles()).WithBlackouts(a.Blackouts)
+	a.Sensitivity = sensitivity.NewService(db.Sensitivity(), a.Catalog, clock)
+	a.LabelQuality = labelquality.NewService(db.LabelQuality(), a.Catalog, a.Sensitivity, a.Plans, a.Connections, clock).
+		WithBlackouts(a.Blackouts, log)
+	// Tuning suggestions are applied through the issues' anomaly tuning and the rules' update.
+	a.Suggestions = suggest.NewService(db.Suggestions(), a.Catalog, a.Connections, a.Rules, sqlParsers{}, a.Products, a.Blackouts, clock, 0).
+		WithTuning(db.Suggestions(), a.Issues, a.Rules)
+	a.Duplicates = duplicates.NewService(db.Duplicates(), a.Catalog, a.Connections, clock, log).WithBlackouts(a.Blackouts)
 	a.ScanReads = scan.NewReadService(db.Scans(), a.Catalog, a.Connections, contractEffects{a.Contracts}, scanCfg)
 	// A succeeded scan's event is consumed by lineage, then the active contracts' checks
 	// (a violation opens an issue), then the declared reconciliation checks touching the
 	// connection (a failing one opens an issue), then incidents, then the domains' verdicts (one event
 	// per domain whose aggregated verdict the scan's verdicts changed), then modeling (schema
-	// design checks and domain SLO targets), then suggestions, then duplicate clusters:
-	// scan.Service.AfterScan, the job of scan.AfterJobKind.
+	// design checks and domain SLO targets), then suggestions, then duplicate clusters,
+	// then label quality: scan.Service.AfterScan, the job of scan.AfterJobKind.
 	a.Scans = scan.NewService(db.Scans(), db, scanJobs{queue}, a.Connections, scan.Ports{Rules: rule.NewEvaluator(db.Rules()),
 		Weights: db.Products(), Consumers: []scan.NamedConsumer{{Name: "lineage", Consumer: a.Lineage},
 			{Name: "contracts", Consumer: a.Contracts}, {Name: "reconcile", Consumer: a.Diff}, {Name: "incidents", Consumer: a.Incidents}, {Name: "products", Consumer: a.Products},
 			{Name: "modeling", Consumer: a.Modeling}, {Name: "policies", Consumer: a.DataPolicies},
-			{Name: "suggestions", Consumer: a.Suggestions}, {Name: "duplicates", Consumer: a.Duplicates}}},
+			{Name: "suggestions", Consumer: a.Suggestions}, {Name: "duplicates", Consumer: a.Duplicates},
+			{Name: "labels", Consumer: a.LabelQuality}}, Blackouts: a.Blackouts},
 		clock, log, scanCfg)
 	// Notifications, then on-call (which sends through them) and ticket integrations
 	// (which resolve issues through the issue workflow); deliveries and ticket syncs run
@@ -319,9 +328,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 
 	a.BI = bi.NewService(db.BI(), a.Lineage, a.Lineage, clock)
 	a.Knowledge = knowledge.NewService(db.Knowledge(), a.Lineage, clock)
-	a.Sensitivity = sensitivity.NewService(db.Sensitivity(), a.Catalog, clock)
 	a.Synthetic = synthetic.NewService(a.Catalog, a.Products, a.Connections, a.SyntheticKnowledge(), sqlitepack.Writer{}, cfg.Synthetic)
-	a.LabelQuality = labelquality.NewService(db.LabelQuality(), a.Catalog, a.Sensitivity, a.Plans, a.Connections, clock)
 	a.Readmes = readme.NewService(db.Readmes(), readmeFacts{a.Catalog, a.Lineage, a.Sensitivity}, clock)
 	a.Reports = report.NewService(db.Reports(), clock)
 	a.Routines = routine.NewService(db.Routines(), routineJobs{queue}, a.Reports, a.Finops, db, clock)

@@ -26,7 +26,7 @@ func parityTableLast() map[string]parity {
 			query: `{ complianceVerticals { items { key name description requirements reportUrl } total } }`,
 			at:    "complianceVerticals.items", total: "complianceVerticals.total"},
 		"listConnectionBlackouts": {rest: "/api/v1/connections/{id}/blackouts", sample: "connection",
-			query: `query($id: ID!){ connection(id: $id){ blackouts { items { startsAt endsAt note } total } } }`,
+			query: `query($id: ID!){ connection(id: $id){ blackouts { items { startsAt endsAt note weekly { weekdays startTime endTime timezone } } total } } }`,
 			at:    "connection.blackouts.items", total: "connection.blackouts.total"},
 		"getFinopsDashboard": {rest: "/api/v1/dashboard/finops",
 			query: `{ finopsDashboard { asOf currency fx { base currency rate rateDate } totals { ` + row + ` } months { ` + row + ` }
@@ -52,7 +52,9 @@ func (f *parityFixture) addLastFixture(t *testing.T) {
 			"kind": "ai_system"}},
 		{http.MethodPut, "/api/v1/connections/" + f.ids["connection"][0] + "/blackouts", map[string]any{"windows": []any{
 			map[string]any{"starts_at": "2026-12-30T22:00:00Z", "ends_at": "2027-01-02T06:00:00Z", "note": "fecho do ano"},
-			map[string]any{"starts_at": "2026-11-30T20:00:00Z", "ends_at": "2026-12-01T04:00:00+01:00"}}}},
+			map[string]any{"starts_at": "2026-11-30T20:00:00Z", "ends_at": "2026-12-01T04:00:00+01:00"},
+			map[string]any{"weekly": map[string]any{"weekdays": []string{"sat", "sun"}, "start_time": "22:00", "end_time": "02:00",
+				"timezone": "Europe/Lisbon"}, "note": "lote de fim de semana"}}}},
 	} {
 		if r := env.Do(t, w.method, w.path, f.admin, w.body); r.Status >= 300 {
 			t.Fatalf("%s %s: %d %s", w.method, w.path, r.Status, r.Body)

@@ -230,7 +230,7 @@ func parityTable() map[string]parity {
 				dashboards { id name url } receivedAt updatedAt } total } }`, at: "biRefreshes.items", total: "biRefreshes.total"},
 		"datasetLabelQuality": {rest: "/api/v1/datasets/{id}/label-quality", sample: "dataset",
 			query: `query($id: ID!){ dataset(id: $id){ labelQuality { datasetId available configuration { labelColumn featureColumns updatedBy updatedAt }
-				piiGate { status piiColumns } lastResult { ranAt durationMs rows unlabelledRows distinctClasses classes { rank count share }
+				piiGate { status piiColumns } lastResult { trigger scanId ranAt durationMs rows unlabelledRows distinctClasses classes { rank count share }
 				classesTruncated imbalanceRatio conflictGroups conflictRows featuresUsed leakage { column kind groups pureGroups } } } } }`,
 			at: "dataset.labelQuality"},
 		"listDuplicates": {rest: "/api/v1/duplicates", empty: true,

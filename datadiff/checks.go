@@ -230,6 +230,9 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, scan
 			if vigia.IsKind(err, vigia.KindNotFound) {
 				continue // a dataset dropped or deleted meanwhile
 			}
+			if vigia.IsKind(err, vigia.KindConflict) {
+				continue // a blackout window of a side's connection: the check keeps its last result
+			}
 			return err
 		}
 	}

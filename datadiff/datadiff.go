@@ -137,6 +137,38 @@ type Service struct {
 	store    Store
 	clock    vigia.Clock
 	checks   CheckStore
+	// blackouts refuses a comparison while a blackout window of either dataset's
+	// connection is in force; nil: no windows.
+	blackouts Blackouts
+}
+
+// Blackouts answers whether a blackout window of a connection is in force.
+type Blackouts interface {
+	// Refuse returns KindConflict (blackout_active) when a window of the connection is
+	// in force at at, else nil.
+	Refuse(ctx context.Context, workspaceID, connectionID string, at time.Time) error
+}
+
+// WithBlackouts makes diffs and reconciliations respect the connections' blackout
+// windows: a request during one answers 409 blackout_active, a declared check after a
+// scan is skipped.
+func (s *Service) WithBlackouts(b Blackouts) *Service {
+	s.blackouts = b
+	return s
+}
+
+// refuse answers blackout_active when a window of one of the datasets' connections is
+// in force.
+func (s *Service) refuse(ctx context.Context, workspaceID string, ds ...catalog.Dataset) error {
+	if s.blackouts == nil {
+		return nil
+	}
+	for _, d := range ds {
+		if err := s.blackouts.Refuse(ctx, workspaceID, d.ConnectionID, s.clock.Now()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // NewService returns the diff service.
@@ -210,6 +242,9 @@ func (s *Service) Diff(ctx context.Context, id, otherID string, req Request, pro
 		return Report{}, err
 	}
 	if err := checkRequest(&req); err != nil {
+		return Report{}, err
+	}
+	if err := s.refuse(ctx, p.WorkspaceID, a, b); err != nil {
 		return Report{}, err
 	}
 	rep := Report{DatasetID: a.ID, OtherID: b.ID, ChangedByColumn: map[string]int64{}, Method: Method{Name: MethodBucketedChecksums}}

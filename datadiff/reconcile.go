@@ -91,6 +91,9 @@ func (s *Service) Reconcile(ctx context.Context, id, otherID string, req Reconci
 	if err := checkReconcile(a, b, &req); err != nil {
 		return ReconcileResult{}, err
 	}
+	if err := s.refuse(ctx, p.WorkspaceID, a, b); err != nil {
+		return ReconcileResult{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, req.TimeBudget)
 	defer cancel()
 	start := time.Now()

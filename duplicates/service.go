@@ -118,6 +118,23 @@ type Service struct {
 	conns    Connections
 	clock    vigia.Clock
 	log      *slog.Logger
+	// blackouts: no clustering read during a blackout window of the connection; nil:
+	// no windows.
+	blackouts Blackouts
+}
+
+// Blackouts answers whether a blackout window of a connection is in force.
+type Blackouts interface {
+	// Refuse returns KindConflict (blackout_active) when a window of the connection is
+	// in force at at, else nil.
+	Refuse(ctx context.Context, workspaceID, connectionID string, at time.Time) error
+}
+
+// WithBlackouts makes the after-scan clustering skip a scan that ends during a
+// blackout window of its connection (the clusters of the last run stay).
+func (s *Service) WithBlackouts(b Blackouts) *Service {
+	s.blackouts = b
+	return s
 }
 
 // NewService returns the duplicates service.
@@ -319,7 +336,17 @@ func rowKey(vals []*string) (string, bool) {
 
 // AfterScan is the after-scan consumer "duplicates": the connection's clusters,
 // computed again from its tables.
-func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, _ string) error {
+func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, scanID string) error {
+	if s.blackouts != nil {
+		err := s.blackouts.Refuse(ctx, workspaceID, connectionID, s.clock.Now())
+		if vigia.IsKind(err, vigia.KindConflict) {
+			s.log.InfoContext(ctx, "duplicate clustering skipped: blackout window", "scan_id", scanID)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 	tables, err := s.store.ConnectionTables(ctx, workspaceID, connectionID)
 	if err != nil {
 		return err

@@ -25,7 +25,7 @@ func toLabelQuality(r labelquality.Report) *model.LabelQuality {
 		}
 	}
 	if x := r.LastResult; x != nil {
-		lr := &model.LabelResult{RanAt: x.RanAt, DurationMs: int(x.DurationMS), Rows: int(x.Rows), UnlabelledRows: int(x.UnlabelledRows),
+		lr := &model.LabelResult{Trigger: x.Trigger, ScanID: x.ScanID, RanAt: x.RanAt, DurationMs: int(x.DurationMS), Rows: int(x.Rows), UnlabelledRows: int(x.UnlabelledRows),
 			DistinctClasses: int(x.DistinctClasses), Classes: []model.LabelClass{}, ClassesTruncated: x.ClassesTruncated,
 			ImbalanceRatio: x.ImbalanceRatio, ConflictGroups: int(x.ConflictGroups), ConflictRows: int(x.ConflictRows),
 			FeaturesUsed: x.FeaturesUsed, Leakage: []model.LabelHint{}}

@@ -37,7 +37,16 @@ func toComplianceVertical(v compliance.Vertical) model.ComplianceVertical {
 }
 
 func toBlackoutWindow(w blackout.Window) model.BlackoutWindow {
-	return model.BlackoutWindow{StartsAt: w.StartsAt, EndsAt: w.EndsAt, Note: w.Note}
+	out := model.BlackoutWindow{StartsAt: w.StartsAt, EndsAt: w.EndsAt, Note: w.Note}
+	if wk := w.Weekly; wk != nil {
+		days := make([]string, 0, len(wk.Days))
+		for _, d := range wk.Days {
+			days = append(days, blackout.Weekdays[d])
+		}
+		out.Weekly = &model.BlackoutWeekly{Weekdays: days, StartTime: blackout.FormatClock(wk.Start), EndTime: blackout.FormatClock(wk.End),
+			Timezone: wk.Timezone}
+	}
+	return out
 }
 
 func toFinopsDashboard(d finops.Dashboard) *model.FinopsDashboard {

@@ -188,3 +188,33 @@ func (s *Service) Explain(ctx context.Context, id string) (Explanation, error) {
 	out.RetuneAwaitingApproval, err = s.store.PendingRetune(ctx, is.DatasetID, metric, column)
 	return out, err
 }
+
+// CodeThresholdNotRaised is a threshold to set that is not above the metric's current
+// one (tuning never lowers a threshold).
+const CodeThresholdNotRaised = "threshold_not_raised"
+
+// RaiseThreshold sets the anomaly threshold of a dataset's metric (an accepted tuning
+// suggestion; the next scan reads it): member or admin session (tokens get
+// token_read_only), a threshold above the current one and at most quality.MaxThreshold
+// (else KindInvalid), KindConflict (threshold_not_raised) when the current one is
+// already at or above it. The caller has checked the dataset.
+func (s *Service) RaiseThreshold(ctx context.Context, datasetID, metric, column string, threshold float64) error {
+	if _, err := vigia.RequireSession(ctx, vigia.RoleMember); err != nil {
+		return err
+	}
+	if !(threshold > quality.DefaultThreshold) || threshold > quality.MaxThreshold {
+		return vigia.Invalid(vigia.Field("value_error", map[string]any{"le": quality.MaxThreshold}, "threshold"))
+	}
+	return s.tx.InTx(ctx, func(ctx context.Context) error {
+		now := s.clock.Now()
+		t, err := s.store.LockTuning(ctx, datasetID, metric, column, now)
+		if err != nil {
+			return err
+		}
+		if t.Threshold >= threshold {
+			return vigia.Conflict(CodeThresholdNotRaised, "error.threshold_not_raised", nil)
+		}
+		t.Threshold = threshold
+		return s.store.SaveTuning(ctx, datasetID, metric, column, t, now)
+	})
+}

@@ -6,12 +6,16 @@
 // after the label). Behind the PII gate: a label column whose sensitivity is pii blocks
 // the analysis, and pii feature columns are left out. The label-quality extra is a plan
 // feature (plan.LabelQuality): available says whether the workspace's plan has it.
+// Besides the runs a session asks for, the after-scan consumer "labels" analyses again
+// every configured dataset the scan profiled (result trigger scan, with the scan's id),
+// unless a blackout window of the connection is in force.
 package labelquality
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,8 +77,18 @@ type Hint struct {
 	PureGroups int64 `json:"pure_groups"`
 }
 
+// Triggers of a result.
+const (
+	TriggerManual = "manual"
+	TriggerScan   = "scan"
+)
+
 // Result is one analysis: counts only.
 type Result struct {
+	// Trigger is manual (a session's run or configuration) or scan (the after-scan
+	// consumer, ScanID set); results stored before it existed read as manual.
+	Trigger         string       `json:"trigger,omitempty"`
+	ScanID          *string      `json:"scan_id,omitempty"`
 	RanAt           time.Time    `json:"ran_at"`
 	DurationMS      int64        `json:"duration_ms"`
 	Rows            int64        `json:"rows"`
@@ -114,6 +128,19 @@ type Store interface {
 	LabelQuality(ctx context.Context, workspaceID, datasetID string) (*Config, *Result, error)
 	SaveLabelConfig(ctx context.Context, workspaceID, datasetID string, c Config) error
 	SaveLabelResult(ctx context.Context, workspaceID, datasetID string, r *Result) error
+	// ScanLabelDatasets lists the datasets with a label configuration that the scan
+	// profiled and whose stored result is not yet the scan's.
+	ScanLabelDatasets(ctx context.Context, workspaceID, scanID string) ([]string, error)
+	// SaveScanLabelResult stores the after-scan result of a scan (nil: the gate blocked),
+	// recording the scan so that a retry does not analyse again.
+	SaveScanLabelResult(ctx context.Context, workspaceID, datasetID, scanID string, r *Result) error
+}
+
+// Blackouts answers whether a blackout window of a connection is in force.
+type Blackouts interface {
+	// Refuse returns KindConflict (blackout_active) when a window of the connection is
+	// in force at at, else nil.
+	Refuse(ctx context.Context, workspaceID, connectionID string, at time.Time) error
 }
 
 // Datasets reads a dataset the caller can see.
@@ -145,11 +172,23 @@ type Service struct {
 	plans Plans
 	conns Connections
 	clock vigia.Clock
+	// blackouts: no analysis during a blackout window of the dataset's connection;
+	// nil: no windows.
+	blackouts Blackouts
+	log       *slog.Logger
+}
+
+// WithBlackouts makes the analyses respect the connections' blackout windows (a run
+// asked during one answers 409 blackout_active; the after-scan consumer skips) and
+// gives the consumer a logger.
+func (s *Service) WithBlackouts(b Blackouts, log *slog.Logger) *Service {
+	s.blackouts, s.log = b, log
+	return s
 }
 
 // NewService returns the label-quality service.
 func NewService(store Store, ds Datasets, sens Sensitivity, plans Plans, conns Connections, clock vigia.Clock) *Service {
-	return &Service{store: store, ds: ds, sens: sens, plans: plans, conns: conns, clock: clock}
+	return &Service{store: store, ds: ds, sens: sens, plans: plans, conns: conns, clock: clock, log: slog.New(slog.DiscardHandler)}
 }
 
 func (s *Service) available(ctx context.Context) (bool, error) {
@@ -176,6 +215,9 @@ func (s *Service) Get(ctx context.Context, datasetID string) (Report, error) {
 	cfg, res, err := s.store.LabelQuality(ctx, p.WorkspaceID, datasetID)
 	if err != nil {
 		return Report{}, err
+	}
+	if res != nil && res.Trigger == "" {
+		res.Trigger = TriggerManual
 	}
 	r := Report{DatasetID: datasetID, Available: avail, Config: cfg, LastResult: res, Gate: Gate{Status: GateNotConfigured, PIIColumns: []string{}}}
 	if cfg != nil {
@@ -291,14 +333,82 @@ func (s *Service) Run(ctx context.Context, datasetID string) (Report, error) {
 	}
 	var res *Result
 	if g.Status == GatePassed {
+		if s.blackouts != nil {
+			if err := s.blackouts.Refuse(ctx, p.WorkspaceID, d.ConnectionID, s.clock.Now()); err != nil {
+				return Report{}, err
+			}
+		}
 		if res, err = s.analyse(ctx, d, *cfg, g.PIIColumns); err != nil {
 			return Report{}, err
 		}
+		res.Trigger = TriggerManual
 	}
 	if err := s.store.SaveLabelResult(ctx, p.WorkspaceID, datasetID, res); err != nil {
 		return Report{}, err
 	}
 	return s.Get(ctx, datasetID)
+}
+
+// AfterScan is the after-scan consumer "labels": every dataset with a label
+// configuration that the scan profiled is analysed again, behind the PII gate (a
+// blocking gate stores no result) and only when the workspace's plan has the extra.
+// Nothing runs during a blackout window of the connection. A source that fails an
+// analysis leaves the last result (logged); a retry skips the datasets already done.
+func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, scanID string) error {
+	ids, err := s.store.ScanLabelDatasets(ctx, workspaceID, scanID)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	if ok, err := s.available(ctx); err != nil || !ok {
+		return err
+	}
+	if s.blackouts != nil {
+		err := s.blackouts.Refuse(ctx, workspaceID, connectionID, s.clock.Now())
+		if vigia.IsKind(err, vigia.KindConflict) {
+			s.log.InfoContext(ctx, "label quality after scan skipped: blackout window", "scan_id", scanID)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, id := range ids {
+		d, err := s.ds.Dataset(ctx, id)
+		if vigia.IsKind(err, vigia.KindNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		cfg, _, err := s.store.LabelQuality(ctx, workspaceID, id)
+		if err != nil {
+			return err
+		}
+		if cfg == nil {
+			continue
+		}
+		g, err := s.gate(ctx, id, *cfg)
+		if err != nil {
+			return err
+		}
+		var res *Result
+		if g.Status == GatePassed {
+			res, err = s.analyse(ctx, d, *cfg, g.PIIColumns)
+			if vigia.IsKind(err, vigia.KindInvalid) {
+				s.log.WarnContext(ctx, "label quality after scan: the source failed", "scan_id", scanID, "dataset_id", id)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			sid := scanID
+			res.Trigger, res.ScanID = TriggerScan, &sid
+		}
+		if err := s.store.SaveScanLabelResult(ctx, workspaceID, id, scanID, res); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CodeNotConfigured is a run without a configuration.

@@ -46,6 +46,8 @@ type LabelHintOut struct {
 
 // LabelResultOut is the last analysis: counts only.
 type LabelResultOut struct {
+	Trigger          string          `json:"trigger" enum:"manual,scan" doc:"manual: a session's run or configuration; scan: analysed again after a scan that profiled the dataset"`
+	ScanID           *string         `json:"scan_id" doc:"The scan of an after-scan analysis; null for a manual one"`
 	RanAt            time.Time       `json:"ran_at"`
 	DurationMS       int64           `json:"duration_ms"`
 	Rows             int64           `json:"rows"`
@@ -91,7 +93,7 @@ func (s *Server) labelQualityRoutes() {
 		Tag: "datasets", Params: []param{datasetIDParam}, Response: LabelQualityOut{},
 		Summary: "Analyse the configured labels again (member or admin session; Business plan)",
 		Errors: map[int]string{http.StatusPaymentRequired: "plan_limit: the plan does not include the label-quality extra",
-			http.StatusConflict: "label_quality_not_configured: no label column configured"}},
+			http.StatusConflict: "label_quality_not_configured: no label column configured; blackout_active: a blackout window of the dataset's connection is in force"}},
 		s.handleLabelQualityRun)
 }
 
@@ -108,7 +110,7 @@ func toLabelQualityOut(r labelquality.Report) LabelQualityOut {
 		}
 	}
 	if x := r.LastResult; x != nil {
-		lr := &LabelResultOut{RanAt: x.RanAt, DurationMS: x.DurationMS, Rows: x.Rows, UnlabelledRows: x.UnlabelledRows,
+		lr := &LabelResultOut{Trigger: x.Trigger, ScanID: x.ScanID, RanAt: x.RanAt, DurationMS: x.DurationMS, Rows: x.Rows, UnlabelledRows: x.UnlabelledRows,
 			DistinctClasses: x.DistinctClasses, Classes: []LabelClassOut{}, ClassesTruncated: x.ClassesTruncated,
 			ImbalanceRatio: x.ImbalanceRatio, ConflictGroups: x.ConflictGroups, ConflictRows: x.ConflictRows,
 			FeaturesUsed: x.FeaturesUsed, Leakage: []LabelHintOut{}}

@@ -82,7 +82,8 @@ func (s *Server) scanRoutes() {
 		Summary: "Trigger a scan of a connection (a marked write: API tokens may call it)", Body: ScanIn{}, Response: ScanOut{},
 		Status: http.StatusAccepted, Desc: "Answers 202 with the queued scan (the connection's already queued scan, if any); " +
 			"429 scan_queue_full with Retry-After when the workspace has too many scans queued or running.",
-		Errors: map[int]string{http.StatusPaymentRequired: "org_quota: the plan's datasets or scans-per-day quota is used up (plan and limit in the body)"}},
+		Errors: map[int]string{http.StatusPaymentRequired: "org_quota: the plan's datasets or scans-per-day quota is used up (plan and limit in the body)",
+			http.StatusConflict: "blackout_active: a blackout window of the connection is in force (params.ends_at); scheduled scans wait for its end"}},
 		s.handleScanTrigger)
 	s.register(operation{ID: "getScan", Method: http.MethodGet, Path: "/api/v1/scans/{scan_id}", Tag: "scans",
 		Summary: "One scan with its progress", Params: []param{{Name: "scan_id", In: "path", Type: "string", Required: true, MaxLen: 64}},

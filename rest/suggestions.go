@@ -53,7 +53,7 @@ type SuggestionItemOut struct {
 	ID          string              `json:"id"`
 	DatasetID   string              `json:"dataset_id"`
 	DatasetName string              `json:"dataset_name"`
-	Category    string              `json:"category" doc:"rule, parsing, domain (a domain for a dataset without one, from its lineage neighbours), owner (an owner for a dataset whose domains have none, from its lineage neighbours' domains); enrichment exists and is created only on request"`
+	Category    string              `json:"category" doc:"rule, parsing, domain (a domain for a dataset without one, from its lineage neighbours), owner (an owner for a dataset whose domains have none, from its lineage neighbours' domains), tuning (a metric's anomaly threshold, anomaly_threshold:<metric>:<column>, or a rule's tolerance, rule_tolerance:<rule id>, from their own history); enrichment exists and is created only on request"`
 	Signature   string              `json:"signature" doc:"parse_standardize:<column>, not_null:<column>, referential:<column> (a declared foreign key), domain:<domain id>, owner:<domain id> (the domain that gets the owner)"`
 	Column      *string             `json:"column"`
 	Status      string              `json:"status" enum:"open,accepted,dismissed"`
@@ -77,7 +77,7 @@ var suggestionIDParam = param{Name: "suggestion_id", In: "path", Type: "string",
 func (s *Server) suggestionRoutes() {
 	s.register(operation{ID: "listSuggestions", Method: http.MethodGet, Path: "/api/v1/suggestions", Tag: "suggestions",
 		List: true, ListDefault: suggest.PageDefault, Summary: "Suggestions on the datasets the caller can see, newest first",
-		Params: []param{{Name: "category", In: "query", Type: "string", Enum: []string{"rule", "parsing", "domain", "owner", "enrichment"}},
+		Params: []param{{Name: "category", In: "query", Type: "string", Enum: []string{"rule", "parsing", "domain", "owner", "tuning", "enrichment"}},
 			{Name: "dataset_id", In: "query", Type: "string", MaxLen: 64}},
 		Response: []SuggestionItemOut{}}, s.handleSuggestionList)
 	s.register(operation{ID: "getSuggestion", Method: http.MethodGet, Path: "/api/v1/suggestions/{suggestion_id}", Tag: "suggestions",

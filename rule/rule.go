@@ -626,3 +626,23 @@ type DBTRule struct {
 	Rule
 	UniqueID string
 }
+
+// In returns the parameters as an input (to change one of them in an update).
+func (p Params) In() ParamsIn {
+	str := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	num := func(n *int64) *float64 {
+		if n == nil {
+			return nil
+		}
+		f := float64(*n)
+		return &f
+	}
+	return ParamsIn{Column: str(p.Column), Columns: p.Columns, Values: p.Values, Pattern: str(p.Pattern), Min: p.Min, Max: p.Max,
+		RefDatasetID: str(p.RefDatasetID), RefColumn: str(p.RefColumn), MaxOrphanPct: p.MaxOrphanPct, MaxAgeHours: p.MaxAgeHours,
+		MinRows: num(p.MinRows), SQL: str(p.SQL), MaxFailing: num(p.MaxFailing)}
+}

@@ -135,6 +135,16 @@ type Store interface {
 	// ClaimDueSchedules marks, and returns, the connections whose daily scan is due at now
 	// in their own time zone and was not yet queued for that local day.
 	ClaimDueSchedules(ctx context.Context, now time.Time) ([]DueSchedule, error)
+	// DeferSchedule takes back a claim of ClaimDueSchedules made in the transaction in
+	// ctx: the schedule is due again at the next claim.
+	DeferSchedule(ctx context.Context, connectionID string) error
+}
+
+// Blackouts answers whether a blackout window of a connection is in force.
+type Blackouts interface {
+	// Refuse returns KindConflict (blackout_active, with the window's end) when a window
+	// of the connection is in force at at, else nil.
+	Refuse(ctx context.Context, workspaceID, connectionID string, at time.Time) error
 }
 
 // DueSchedule is a connection whose scheduled scan is due.
@@ -201,6 +211,9 @@ type Service struct {
 	rules RuleEvaluator
 	// weights reads the domains' dimension weights; nil scores with the defaults.
 	weights DomainWeights
+	// blackouts defers scheduled scans and refuses manual ones during a connection's
+	// blackout windows; nil: no windows.
+	blackouts Blackouts
 }
 
 // Ports are the other features a scan calls; each may be nil.
@@ -214,6 +227,9 @@ type Ports struct {
 	// Consumers process the scan.succeeded event of every succeeded scan, in this order
 	// (lineage, contract checks, incidents, domain verdicts): see AfterScan.
 	Consumers []NamedConsumer
+	// Blackouts: a scheduled scan waits for the end of a connection's blackout window
+	// and a manual one is refused (409 blackout_active); nil: no windows.
+	Blackouts Blackouts
 }
 
 // NewService returns the scan service.
@@ -234,13 +250,15 @@ func NewService(store Store, tx Tx, jobs Enqueuer, conns Connections, ports Port
 		cfg.FreshnessSLA = 24 * time.Hour
 	}
 	return &Service{store: store, tx: tx, jobs: jobs, conns: conns, clock: clock, log: log, cfg: cfg,
-		consumers: ports.Consumers, rules: ports.Rules, weights: ports.Weights}
+		consumers: ports.Consumers, rules: ports.Rules, weights: ports.Weights, blackouts: ports.Blackouts}
 }
 
 // TriggerScan queues a scan of a connection (by id, or by name for the CLI): a marked
 // write that API tokens may call. A connection that already has a queued scan gets that
-// scan back. Returns KindNotFound for another workspace's connection and KindRateLimited
-// (scan_queue_full) when the workspace has too many scans queued or running.
+// scan back. Returns KindNotFound for another workspace's connection, KindConflict
+// (blackout_active) during a blackout window of the connection (scheduled scans are
+// deferred by EnqueueDue instead), and KindRateLimited (scan_queue_full) when the
+// workspace has too many scans queued or running.
 func (s *Service) TriggerScan(ctx context.Context, connectionRef, trigger string) (Scan, error) {
 	p, err := vigia.MustPrincipal(ctx)
 	if err != nil {
@@ -249,6 +267,11 @@ func (s *Service) TriggerScan(ctx context.Context, connectionRef, trigger string
 	c, err := s.conns.Connection(ctx, connectionRef)
 	if err != nil {
 		return Scan{}, err
+	}
+	if s.blackouts != nil && trigger != TriggerSchedule {
+		if err := s.blackouts.Refuse(ctx, p.WorkspaceID, c.ID, s.clock.Now()); err != nil {
+			return Scan{}, err
+		}
 	}
 	var out Scan
 	err = s.tx.InTx(ctx, func(ctx context.Context) error {
@@ -288,19 +311,37 @@ func (s *Service) TriggerScan(ctx context.Context, connectionRef, trigger string
 	return out, err
 }
 
+// TriggerSchedule is the trigger of a scan its connection's schedule queued.
+const TriggerSchedule = "schedule"
+
 // EnqueueDue queues the scans whose daily schedule is due by the service's clock; the
 // claim and the queued scan commit together, so a schedule fires once per local day
-// even with several workers.
+// even with several workers. A connection in a blackout window keeps its schedule due:
+// its scan is queued at the first call after the window ends.
 func (s *Service) EnqueueDue(ctx context.Context) (int, error) {
 	n := 0
+	now := s.clock.Now()
 	err := s.tx.InTx(ctx, func(ctx context.Context) error {
-		due, err := s.store.ClaimDueSchedules(ctx, s.clock.Now())
+		due, err := s.store.ClaimDueSchedules(ctx, now)
 		if err != nil {
 			return err
 		}
 		for _, d := range due {
 			sctx := vigia.WithPrincipal(ctx, vigia.Principal{WorkspaceID: d.WorkspaceID, UserID: "system:schedule", Role: vigia.RoleAdmin})
-			if _, err := s.TriggerScan(sctx, d.ConnectionID, "schedule"); err != nil {
+			if s.blackouts != nil {
+				err := s.blackouts.Refuse(sctx, d.WorkspaceID, d.ConnectionID, now)
+				if vigia.IsKind(err, vigia.KindConflict) {
+					s.log.InfoContext(ctx, "scheduled scan deferred: blackout window", "connection_id", d.ConnectionID)
+					if err := s.store.DeferSchedule(ctx, d.ConnectionID); err != nil {
+						return err
+					}
+					continue
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if _, err := s.TriggerScan(sctx, d.ConnectionID, TriggerSchedule); err != nil {
 				if vigia.IsKind(err, vigia.KindRateLimited) {
 					continue // the workspace is busy; today's claim stands
 				}

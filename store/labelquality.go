@@ -45,7 +45,8 @@ func (s *LabelQualityStore) LabelQuality(ctx context.Context, ws, datasetID stri
 func (s *LabelQualityStore) SaveLabelConfig(ctx context.Context, ws, datasetID string, c labelquality.Config) error {
 	_, err := s.db.q(ctx).Exec(ctx, `INSERT INTO label_quality (dataset_id, workspace_id, label_column, feature_columns, updated_by, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (dataset_id) DO UPDATE SET label_column = EXCLUDED.label_column,
-		feature_columns = EXCLUDED.feature_columns, updated_by = EXCLUDED.updated_by, updated_at = EXCLUDED.updated_at, last_result = NULL`,
+		feature_columns = EXCLUDED.feature_columns, updated_by = EXCLUDED.updated_by, updated_at = EXCLUDED.updated_at, last_result = NULL,
+		last_scan_id = NULL`,
 		datasetID, ws, c.LabelColumn, c.FeatureColumns, c.UpdatedBy, c.UpdatedAt)
 	return translate(err)
 }
@@ -59,6 +60,35 @@ func (s *LabelQualityStore) SaveLabelResult(ctx context.Context, ws, datasetID s
 			return vigia.Internal(err)
 		}
 	}
-	_, err := s.db.q(ctx).Exec(ctx, `UPDATE label_quality SET last_result = $3 WHERE dataset_id = $1 AND workspace_id = $2`, datasetID, ws, b)
+	_, err := s.db.q(ctx).Exec(ctx, `UPDATE label_quality SET last_result = $3, last_scan_id = NULL WHERE dataset_id = $1 AND workspace_id = $2`,
+		datasetID, ws, b)
+	return translate(err)
+}
+
+// ScanLabelDatasets implements labelquality.Store: configured datasets the scan
+// profiled (a score of the scan), live, whose result is not yet the scan's.
+func (s *LabelQualityStore) ScanLabelDatasets(ctx context.Context, ws, scanID string) ([]string, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT lq.dataset_id::text FROM label_quality lq
+		JOIN scores sc ON sc.dataset_id = lq.dataset_id AND sc.scan_id = $2
+		JOIN datasets d ON d.id = lq.dataset_id AND d.dropped_at IS NULL
+		WHERE lq.workspace_id = $1 AND lq.last_scan_id IS DISTINCT FROM $2::uuid ORDER BY 1`, ws, scanID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return out, translate(err)
+}
+
+// SaveScanLabelResult implements labelquality.Store.
+func (s *LabelQualityStore) SaveScanLabelResult(ctx context.Context, ws, datasetID, scanID string, r *labelquality.Result) error {
+	var b []byte
+	if r != nil {
+		var err error
+		if b, err = json.Marshal(r); err != nil {
+			return vigia.Internal(err)
+		}
+	}
+	_, err := s.db.q(ctx).Exec(ctx, `UPDATE label_quality SET last_result = $3, last_scan_id = $4 WHERE dataset_id = $1 AND workspace_id = $2`,
+		datasetID, ws, b, scanID)
 	return translate(err)
 }

@@ -839,3 +839,10 @@ func (s *ScanStore) SaveRuleRun(ctx context.Context, r scan.RuleRun) error {
 	}
 	return nil
 }
+
+// DeferSchedule implements scan.Store: the claim's local day is taken back one day, so
+// the schedule is due again (the claim had moved it from an earlier day).
+func (s *ScanStore) DeferSchedule(ctx context.Context, connectionID string) error {
+	_, err := s.db.q(ctx).Exec(ctx, `UPDATE connections SET last_scheduled_on = last_scheduled_on - 1 WHERE id = $1`, connectionID)
+	return translate(err)
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/suggest"
 )
 
@@ -185,4 +186,59 @@ func (s *SuggestStore) SaveRehearsal(ctx context.Context, ws, id string, r sugge
 	}
 	_, err = s.db.q(ctx).Exec(ctx, `UPDATE suggestions SET rehearsal = $3 WHERE id = $1 AND workspace_id = $2`, id, ws, b)
 	return translate(err)
+}
+
+var _ suggest.TuningFacts = (*SuggestStore)(nil)
+
+// TuningFacts implements suggest.TuningFacts: anomaly histories of the datasets'
+// metrics (issues ignored or resolved since since, the largest |z| of the ignored ones,
+// the metric's tuning) and the latest evaluations of their active rules with a
+// tolerance, with the rows of the dataset's last profile.
+func (s *SuggestStore) TuningFacts(ctx context.Context, ws string, ids []string, since time.Time) ([]suggest.AnomalyFact, []suggest.RuleFact, error) {
+	q := s.db.q(ctx)
+	rows, err := q.Query(ctx, `SELECT i.dataset_id::text, i.metric, i.column_name,
+			count(*) FILTER (WHERE i.status = 'ignored'), count(*) FILTER (WHERE i.status = 'resolved'),
+			coalesce(max(abs((i.details->>'z')::double precision)) FILTER (WHERE i.status = 'ignored'), 'NaN'::double precision),
+			coalesce(t.threshold, $4), coalesce(t.silenced, false)
+		FROM issues i LEFT JOIN anomaly_tuning t ON t.dataset_id = i.dataset_id AND t.metric = i.metric AND t.column_name = i.column_name
+		WHERE i.workspace_id = $1 AND i.dataset_id = ANY($2::uuid[]) AND i.type = $3 AND i.status IN ('ignored', 'resolved')
+		  AND coalesce(i.resolved_at, i.updated_at) >= $5 AND jsonb_typeof(i.details->'z') IS DISTINCT FROM 'string'
+		GROUP BY i.dataset_id, i.metric, i.column_name, t.threshold, t.silenced
+		HAVING count(*) FILTER (WHERE i.status = 'ignored') >= $6
+		ORDER BY 1, 2, 3`, ws, ids, quality.IssueTypeAnomaly, quality.DefaultThreshold, since, suggest.MinIgnoredAnomalies)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	anomalies, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (suggest.AnomalyFact, error) {
+		a := suggest.AnomalyFact{MaxThreshold: quality.MaxThreshold, Step: quality.ThresholdStep}
+		err := r.Scan(&a.DatasetID, &a.Metric, &a.Column, &a.Ignored, &a.Resolved, &a.MaxZ, &a.Threshold, &a.Silenced)
+		return a, err
+	})
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	rows, err = q.Query(ctx, `SELECT r.id::text, r.dataset_id::text, r.rule_type, r.params, r.active,
+			coalesce((SELECT p.row_count FROM dataset_profiles p WHERE p.dataset_id = r.dataset_id ORDER BY p.seq DESC LIMIT 1), 0),
+			array_agg(rr.status ORDER BY rr.evaluated_at DESC), array_agg(coalesce(rr.observed, 0) ORDER BY rr.evaluated_at DESC)
+		FROM rules r JOIN LATERAL (SELECT status, observed, evaluated_at FROM rule_results x WHERE x.rule_id = r.id
+			ORDER BY x.evaluated_at DESC LIMIT $3) rr ON true
+		WHERE r.workspace_id = $1 AND r.dataset_id = ANY($2::uuid[]) AND r.active
+		  AND r.rule_type IN ('not_null', 'unique', 'accepted_values', 'pattern', 'range', 'referential')
+		GROUP BY r.id ORDER BY 2, 1`, ws, ids, suggest.ToleranceScans)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	facts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (suggest.RuleFact, error) {
+		var f suggest.RuleFact
+		var params []byte
+		if err := r.Scan(&f.Rule.ID, &f.DatasetID, &f.Rule.Type, &params, &f.Rule.Active, &f.Rows, &f.Statuses, &f.Observed); err != nil {
+			return f, err
+		}
+		f.Rule.DatasetID = f.DatasetID
+		if err := json.Unmarshal(params, &f.Rule.Params); err != nil {
+			return f, vigia.Internal(err)
+		}
+		return f, nil
+	})
+	return anomalies, facts, translate(err)
 }

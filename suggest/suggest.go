@@ -180,6 +180,11 @@ type Service struct {
 	blackout Blackouts
 	clock    vigia.Clock
 	timeout  time.Duration
+
+	// tuningFacts, tuner and ruleUpdater: the tuning proposals (WithTuning); nil: none.
+	tuningFacts TuningFacts
+	tuner       Tuner
+	ruleUpdater RuleUpdater
 }
 
 // NewService returns the suggestion service; timeout bounds a rehearsal (30 s when 0).
@@ -216,11 +221,26 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, _, scanID string) 
 			byDataset[x.DatasetID] = append(byDataset[x.DatasetID], OwnerSuggestion(x))
 		}
 	}
+	retire := []string{CategoryDomain, CategoryOwner}
+	if s.tuningFacts != nil && len(list) > 0 {
+		ids := make([]string, 0, len(list))
+		for _, d := range list {
+			ids = append(ids, d.ID)
+		}
+		anomalies, rules, err := s.tuningFacts.TuningFacts(ctx, workspaceID, ids, now.AddDate(0, 0, -TuningWindowDays))
+		if err != nil {
+			return err
+		}
+		for id, ss := range TuningProposals(anomalies, rules) {
+			byDataset[id] = append(byDataset[id], ss...)
+		}
+		retire = append(retire, CategoryTuning)
+	}
 	for _, d := range list {
 		if err := s.store.UpsertSuggestions(ctx, workspaceID, d.ID, append(Generate(d, notNull[d.ID]), byDataset[d.ID]...), now); err != nil {
 			return err
 		}
-		for _, cat := range []string{CategoryDomain, CategoryOwner} {
+		for _, cat := range retire {
 			keep := []string{}
 			for _, sg := range byDataset[d.ID] {
 				if sg.Category == cat {
@@ -395,7 +415,9 @@ func (s *Service) open(ctx context.Context, id string) (vigia.Principal, Suggest
 }
 
 // Accept accepts an open suggestion (member or admin session); a rule suggestion
-// creates its rule.
+// creates its rule, a tuning suggestion raises the metric's anomaly threshold (through
+// the issues' tuning) or the rule's tolerance (through the rule's update);
+// suggestion_no_longer_holds when the proposal stopped being true meanwhile.
 func (s *Service) Accept(ctx context.Context, id string) (Suggestion, error) {
 	p, sg, err := s.open(ctx, id)
 	if err != nil {
@@ -441,6 +463,11 @@ func (s *Service) Accept(ctx context.Context, id string) (Suggestion, error) {
 			return Suggestion{}, &vigia.Error{Kind: vigia.KindConflict, Code: CodeNoLongerHolds, Key: "error.suggestion_no_longer_holds"}
 		}
 		if _, err := s.domains.UpdateDomain(ctx, id, product.DomainPatch{OwnerName: product.Some(owner)}); err != nil {
+			return Suggestion{}, err
+		}
+	}
+	if sg.Category == CategoryTuning {
+		if err := s.acceptTuning(ctx, sg); err != nil {
 			return Suggestion{}, err
 		}
 	}

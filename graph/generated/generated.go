@@ -180,10 +180,18 @@ type ComplexityRoot struct {
 		Total func(childComplexity int) int
 	}
 
+	BlackoutWeekly struct {
+		EndTime   func(childComplexity int) int
+		StartTime func(childComplexity int) int
+		Timezone  func(childComplexity int) int
+		Weekdays  func(childComplexity int) int
+	}
+
 	BlackoutWindow struct {
 		EndsAt   func(childComplexity int) int
 		Note     func(childComplexity int) int
 		StartsAt func(childComplexity int) int
+		Weekly   func(childComplexity int) int
 	}
 
 	BlackoutWindowPage struct {
@@ -1413,6 +1421,8 @@ type ComplexityRoot struct {
 		Leakage          func(childComplexity int) int
 		RanAt            func(childComplexity int) int
 		Rows             func(childComplexity int) int
+		ScanID           func(childComplexity int) int
+		Trigger          func(childComplexity int) int
 		UnlabelledRows   func(childComplexity int) int
 	}
 
@@ -3404,6 +3414,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.BIRefreshPage.Total(childComplexity), true
 
+	case "BlackoutWeekly.endTime":
+		if e.ComplexityRoot.BlackoutWeekly.EndTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlackoutWeekly.EndTime(childComplexity), true
+	case "BlackoutWeekly.startTime":
+		if e.ComplexityRoot.BlackoutWeekly.StartTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlackoutWeekly.StartTime(childComplexity), true
+	case "BlackoutWeekly.timezone":
+		if e.ComplexityRoot.BlackoutWeekly.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlackoutWeekly.Timezone(childComplexity), true
+	case "BlackoutWeekly.weekdays":
+		if e.ComplexityRoot.BlackoutWeekly.Weekdays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlackoutWeekly.Weekdays(childComplexity), true
+
 	case "BlackoutWindow.endsAt":
 		if e.ComplexityRoot.BlackoutWindow.EndsAt == nil {
 			break
@@ -3422,6 +3457,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BlackoutWindow.StartsAt(childComplexity), true
+	case "BlackoutWindow.weekly":
+		if e.ComplexityRoot.BlackoutWindow.Weekly == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlackoutWindow.Weekly(childComplexity), true
 
 	case "BlackoutWindowPage.items":
 		if e.ComplexityRoot.BlackoutWindowPage.Items == nil {
@@ -8771,6 +8812,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LabelResult.Rows(childComplexity), true
+	case "LabelResult.scanId":
+		if e.ComplexityRoot.LabelResult.ScanID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelResult.ScanID(childComplexity), true
+	case "LabelResult.trigger":
+		if e.ComplexityRoot.LabelResult.Trigger == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LabelResult.Trigger(childComplexity), true
 	case "LabelResult.unlabelledRows":
 		if e.ComplexityRoot.LabelResult.UnlabelledRows == nil {
 			break
@@ -14861,6 +14914,31 @@ extend type Query {
   managementDashboard(days: Int = 30): ManagementDashboard!
 }
 `, BuiltIn: false},
+	{Name: "../schema/issue18a.graphqls", Input: `# Issue 18 (task 18a): weekly blackout windows and label quality after scans, at parity with REST.
+
+"The rule of a weekly blackout window: local times in an IANA zone."
+type BlackoutWeekly {
+  "Days the window starts on: sun, mon, tue, wed, thu, fri, sat."
+  weekdays: [String!]!
+  "Local HH:MM."
+  startTime: String!
+  "Local HH:MM; at or before startTime: the next day."
+  endTime: String!
+  timezone: String!
+}
+
+extend type BlackoutWindow {
+  "null for an absolute window; for a weekly one startsAt and endsAt are its occurrence in force, else the next."
+  weekly: BlackoutWeekly
+}
+
+extend type LabelResult {
+  "manual (a session's run or configuration) or scan (analysed again after a scan that profiled the dataset)."
+  trigger: String!
+  "The scan whose after-scan analysis this is; null for a manual one."
+  scanId: ID
+}
+`, BuiltIn: false},
 	{Name: "../schema/issues.graphqls", Input: `# Issues with their workflow: filters, history, transitions and assignment by sessions.
 
 "An issue of a dataset."
@@ -16031,7 +16109,7 @@ type ComplianceVerticalPage {
   total: Int!
 }
 
-"A period when Vigia sends the connection's source no rehearsal."
+"A period when Vigia sends the connection's source nothing of its own accord."
 type BlackoutWindow {
   startsAt: Time!
   endsAt: Time!
@@ -17275,7 +17353,7 @@ extend type Query {
   report(id: ID!): Report
   "The catalog of scheduled routines with their state."
   routines: [Routine!]!
-  "Suggestions on the datasets the caller can see, newest first; category rule, parsing, domain, owner or enrichment; limit 1-500."
+  "Suggestions on the datasets the caller can see, newest first; category rule, parsing, domain, owner, tuning or enrichment; limit 1-500."
   suggestions(category: String, datasetId: ID, limit: Int = 50, offset: Int = 0): SuggestionPage!
   "One suggestion; otherwise not_found."
   suggestion(id: ID!): Suggestion
@@ -18161,6 +18239,20 @@ func (ec *executionContext) childFields_BIRefreshPage(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type BIRefreshPage", field.Name)
 }
 
+func (ec *executionContext) childFields_BlackoutWeekly(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "weekdays":
+		return ec.fieldContext_BlackoutWeekly_weekdays(ctx, field)
+	case "startTime":
+		return ec.fieldContext_BlackoutWeekly_startTime(ctx, field)
+	case "endTime":
+		return ec.fieldContext_BlackoutWeekly_endTime(ctx, field)
+	case "timezone":
+		return ec.fieldContext_BlackoutWeekly_timezone(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BlackoutWeekly", field.Name)
+}
+
 func (ec *executionContext) childFields_BlackoutWindow(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "startsAt":
@@ -18169,6 +18261,8 @@ func (ec *executionContext) childFields_BlackoutWindow(ctx context.Context, fiel
 		return ec.fieldContext_BlackoutWindow_endsAt(ctx, field)
 	case "note":
 		return ec.fieldContext_BlackoutWindow_note(ctx, field)
+	case "weekly":
+		return ec.fieldContext_BlackoutWindow_weekly(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BlackoutWindow", field.Name)
 }
@@ -20629,6 +20723,10 @@ func (ec *executionContext) childFields_LabelResult(ctx context.Context, field g
 		return ec.fieldContext_LabelResult_featuresUsed(ctx, field)
 	case "leakage":
 		return ec.fieldContext_LabelResult_leakage(ctx, field)
+	case "trigger":
+		return ec.fieldContext_LabelResult_trigger(ctx, field)
+	case "scanId":
+		return ec.fieldContext_LabelResult_scanId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LabelResult", field.Name)
 }
@@ -27363,6 +27461,98 @@ func (ec *executionContext) fieldContext_BIRefreshPage_total(_ context.Context, 
 	return graphql.NewScalarFieldContext("BIRefreshPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _BlackoutWeekly_weekdays(ctx context.Context, field graphql.CollectedField, obj *model.BlackoutWeekly) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlackoutWeekly_weekdays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Weekdays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlackoutWeekly_weekdays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlackoutWeekly", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BlackoutWeekly_startTime(ctx context.Context, field graphql.CollectedField, obj *model.BlackoutWeekly) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlackoutWeekly_startTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlackoutWeekly_startTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlackoutWeekly", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BlackoutWeekly_endTime(ctx context.Context, field graphql.CollectedField, obj *model.BlackoutWeekly) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlackoutWeekly_endTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlackoutWeekly_endTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlackoutWeekly", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BlackoutWeekly_timezone(ctx context.Context, field graphql.CollectedField, obj *model.BlackoutWeekly) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlackoutWeekly_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlackoutWeekly_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlackoutWeekly", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _BlackoutWindow_startsAt(ctx context.Context, field graphql.CollectedField, obj *model.BlackoutWindow) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -27430,6 +27620,38 @@ func (ec *executionContext) _BlackoutWindow_note(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_BlackoutWindow_note(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BlackoutWindow", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BlackoutWindow_weekly(ctx context.Context, field graphql.CollectedField, obj *model.BlackoutWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlackoutWindow_weekly(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Weekly, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BlackoutWeekly) graphql.Marshaler {
+			return ec.marshalOBlackoutWeekly2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBlackoutWeekly(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BlackoutWindow_weekly(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BlackoutWindow",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BlackoutWeekly(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _BlackoutWindowPage_items(ctx context.Context, field graphql.CollectedField, obj *model.BlackoutWindowPage) (ret graphql.Marshaler) {
@@ -49045,6 +49267,52 @@ func (ec *executionContext) fieldContext_LabelResult_leakage(_ context.Context, 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _LabelResult_trigger(ctx context.Context, field graphql.CollectedField, obj *model.LabelResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelResult_trigger(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Trigger, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LabelResult_trigger(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LabelResult_scanId(ctx context.Context, field graphql.CollectedField, obj *model.LabelResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LabelResult_scanId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScanID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LabelResult_scanId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LabelResult", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _LineageEdge_source(ctx context.Context, field graphql.CollectedField, obj *model.LineageEdge) (ret graphql.Marshaler) {
@@ -72524,6 +72792,59 @@ func (ec *executionContext) _BIRefreshPage(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var blackoutWeeklyImplementors = []string{"BlackoutWeekly"}
+
+func (ec *executionContext) _BlackoutWeekly(ctx context.Context, sel ast.SelectionSet, obj *model.BlackoutWeekly) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, blackoutWeeklyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BlackoutWeekly")
+		case "weekdays":
+			out.Values[i] = ec._BlackoutWeekly_weekdays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startTime":
+			out.Values[i] = ec._BlackoutWeekly_startTime(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endTime":
+			out.Values[i] = ec._BlackoutWeekly_endTime(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timezone":
+			out.Values[i] = ec._BlackoutWeekly_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var blackoutWindowImplementors = []string{"BlackoutWindow"}
 
 func (ec *executionContext) _BlackoutWindow(ctx context.Context, sel ast.SelectionSet, obj *model.BlackoutWindow) graphql.Marshaler {
@@ -72549,6 +72870,11 @@ func (ec *executionContext) _BlackoutWindow(ctx context.Context, sel ast.Selecti
 		case "note":
 			out.Values[i] = ec._BlackoutWindow_note(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "weekly":
+			out.Values[i] = ec._BlackoutWindow_weekly(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -82995,6 +83321,16 @@ func (ec *executionContext) _LabelResult(ctx context.Context, sel ast.SelectionS
 		case "leakage":
 			out.Values[i] = ec._LabelResult_leakage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "trigger":
+			out.Values[i] = ec._LabelResult_trigger(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scanId":
+			out.Values[i] = ec._LabelResult_scanId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -97333,6 +97669,13 @@ func (ec *executionContext) marshalOAISystemDataset2ᚕgithubᚗcomᚋvigiaᚑda
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalOBlackoutWeekly2ᚖgithubᚗcomᚋvigiaᚑdataᚋvigiaᚋgraphᚋmodelᚐBlackoutWeekly(ctx context.Context, sel ast.SelectionSet, v *model.BlackoutWeekly) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BlackoutWeekly(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {

@@ -182,11 +182,24 @@ type BIRefreshPage struct {
 	Total int         `json:"total"`
 }
 
-// A period when Vigia sends the connection's source no rehearsal.
+// The rule of a weekly blackout window: local times in an IANA zone.
+type BlackoutWeekly struct {
+	// Days the window starts on: sun, mon, tue, wed, thu, fri, sat.
+	Weekdays []string `json:"weekdays"`
+	// Local HH:MM.
+	StartTime string `json:"startTime"`
+	// Local HH:MM; at or before startTime: the next day.
+	EndTime  string `json:"endTime"`
+	Timezone string `json:"timezone"`
+}
+
+// A period when Vigia sends the connection's source nothing of its own accord.
 type BlackoutWindow struct {
 	StartsAt time.Time `json:"startsAt"`
 	EndsAt   time.Time `json:"endsAt"`
 	Note     string    `json:"note"`
+	// null for an absolute window; for a weekly one startsAt and endsAt are its occurrence in force, else the next.
+	Weekly *BlackoutWeekly `json:"weekly,omitempty"`
 }
 
 // One page of a connection's blackout windows.
@@ -1689,6 +1702,10 @@ type LabelResult struct {
 	ConflictRows     int          `json:"conflictRows"`
 	FeaturesUsed     []string     `json:"featuresUsed"`
 	Leakage          []LabelHint  `json:"leakage"`
+	// manual (a session's run or configuration) or scan (analysed again after a scan that profiled the dataset).
+	Trigger string `json:"trigger"`
+	// The scan whose after-scan analysis this is; null for a manual one.
+	ScanID *string `json:"scanId,omitempty"`
 }
 
 // An edge between two node refs; no origin or column map when it touches a restricted dataset.
