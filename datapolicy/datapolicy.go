@@ -239,9 +239,23 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, scan
 	if err != nil {
 		return err
 	}
+	// The workspace's open violations, read once: a dataset without outcomes and
+	// without an open violation has nothing to apply (a scan of 10,000 tables in a
+	// workspace without policies would otherwise pay a transaction per table).
+	open, err := s.store.Violations(ctx, workspaceID, "")
+	if err != nil {
+		return err
+	}
+	hasOpen := make(map[string]bool, len(open))
+	for _, v := range open {
+		hasOpen[v.DatasetID] = true
+	}
 	now := s.clock.Now()
 	for _, d := range datasets {
 		outcomes := Evaluate(d, ws, byDomain, now)
+		if len(outcomes) == 0 && !hasOpen[d.ID] {
+			continue
+		}
 		if err := s.store.ApplyOutcomes(ctx, workspaceID, scanID, d.ID, outcomes, now); err != nil {
 			return err
 		}

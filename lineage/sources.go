@@ -123,6 +123,13 @@ func (s *Service) ParseViews(cat ConnectionCatalog) ([]RecordEdge, map[string][]
 		tables[datasetName(d.Schema, d.Table)] = cols
 		byID[d.ID] = d
 	}
+	// The exact names once, not a walk of the catalog per view reference (1,000 views
+	// over 10,000 tables).
+	exact := make(map[[2]string]string, len(cat.Datasets))
+	for i := len(cat.Datasets) - 1; i >= 0; i-- {
+		d := cat.Datasets[i]
+		exact[[2]string{d.Schema, d.Table}] = d.ID
+	}
 	var out []RecordEdge
 	notes := map[string][]string{}
 	for _, v := range cat.Datasets {
@@ -142,7 +149,7 @@ func (s *Service) ParseViews(cat ConnectionCatalog) ([]RecordEdge, map[string][]
 			viewNotes = append(viewNotes, res.Unresolved...)
 			outNames := viewColumnNames(res, v)
 			for _, e := range res.Edges {
-				src, ok := resolveTable(cat, e.Source, v.Schema, fold)
+				src, ok := resolveTable(cat, exact, e.Source, v.Schema, fold)
 				if !ok || src == v.ID {
 					continue
 				}
@@ -161,7 +168,7 @@ func (s *Service) ParseViews(cat ConnectionCatalog) ([]RecordEdge, map[string][]
 			deps := map[string]bool{}
 			var depOrder []string
 			for _, d := range v.DependsOn {
-				id, ok := resolveTable(cat, d, v.Schema, fold)
+				id, ok := resolveTable(cat, exact, d, v.Schema, fold)
 				if ok && id != v.ID && !deps[id] {
 					deps[id] = true
 					depOrder = append(depOrder, id)
@@ -234,15 +241,13 @@ func columnSpelling(d CatalogDataset, name string) string {
 // schema and name as written, else, for an unqualified name, the view's own schema.
 // Where names compare without regard to case (fold: MySQL, SQLite) the exact spelling
 // wins, then a unique match ignoring case; Postgres names compare exactly.
-func resolveTable(cat ConnectionCatalog, t TableName, viewSchema string, fold bool) (string, bool) {
+func resolveTable(cat ConnectionCatalog, exact map[[2]string]string, t TableName, viewSchema string, fold bool) (string, bool) {
 	schema := t.Schema
 	if schema == "" {
 		schema = viewSchema
 	}
-	for _, d := range cat.Datasets {
-		if d.Schema == schema && d.Table == t.Name {
-			return d.ID, true
-		}
+	if id, ok := exact[[2]string{schema, t.Name}]; ok {
+		return id, true
 	}
 	if !fold {
 		return "", false
