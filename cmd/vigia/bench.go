@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/vigia-data/vigia/app"
@@ -125,7 +123,7 @@ func ensureLineageWorkspace(ctx context.Context, a *app.App, out io.Writer, n in
 	if resume != "" {
 		ws = resume
 		fmt.Fprintf(out, "resuming the projection of the seeded workspace %s\n", name)
-		if err := projectLineageWorkspace(ctx, a, out, pool, ws, name); err != nil {
+		if err := projectLineageWorkspace(ctx, a, out, ws, name); err != nil {
 			return "", nil, err
 		}
 	} else if err != nil || fresh {
@@ -170,7 +168,7 @@ func ensureLineageWorkspace(ctx context.Context, a *app.App, out io.Writer, n in
 		if _, err := pool.Exec(ctx, `ANALYZE datasets, dataset_columns, lineage_edges`); err != nil {
 			return "", nil, err
 		}
-		if err := projectLineageWorkspace(ctx, a, out, pool, ws, name); err != nil {
+		if err := projectLineageWorkspace(ctx, a, out, ws, name); err != nil {
 			return "", nil, err
 		}
 	} else {
@@ -180,8 +178,16 @@ func ensureLineageWorkspace(ctx context.Context, a *app.App, out io.Writer, n in
 	if err != nil {
 		return "", nil, err
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return "", nil, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
 		return "", nil, err
 	}
 	if len(ids) != n {
@@ -192,7 +198,8 @@ func ensureLineageWorkspace(ctx context.Context, a *app.App, out io.Writer, n in
 
 // projectLineageWorkspace projects (or resumes projecting) a seeded workspace, names
 // it complete and refreshes the statistics.
-func projectLineageWorkspace(ctx context.Context, a *app.App, out io.Writer, pool *pgxpool.Pool, ws, name string) error {
+func projectLineageWorkspace(ctx context.Context, a *app.App, out io.Writer, ws, name string) error {
+	pool := a.DB.Pool()
 	t0 := time.Now()
 	last := time.Now()
 	if err := a.Lineage.RebuildWorkspace(ctx, ws, lineage.RebuildOptions{Progress: func(st lineage.RebuildState, rc lineage.RecordCounts) {
