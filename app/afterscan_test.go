@@ -47,15 +47,15 @@ func TestSucceededScanIsConsumedAfterItsCommit(t *testing.T) {
 	if sc, err := f.env.App.WaitScan(f.ctx, id, nil); err != nil || sc.Status != scan.StatusSucceeded {
 		t.Fatalf("wait %+v %v", sc, err)
 	}
-	// lineage, contracts, reconcile, incidents, products, modeling, policies, suggestions, duplicates.
-	if handled, n := consumed(); !handled || n != 9 {
-		t.Fatalf("after WaitScan: handled %v, %d consumers; want handled by 9", handled, n)
+	// lineage, contracts, reconcile, incidents, products, modeling, policies, suggestions, duplicates, labels.
+	if handled, n := consumed(); !handled || n != 10 {
+		t.Fatalf("after WaitScan: handled %v, %d consumers; want handled by 10", handled, n)
 	}
 	// Running the job again (a retry, a duplicate) changes nothing.
 	if err := f.env.App.Scans.AfterScan(f.ctx, id, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, n := consumed(); n != 9 {
+	if _, n := consumed(); n != 10 {
 		t.Fatalf("%d consumer rows after a second run", n)
 	}
 }
