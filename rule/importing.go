@@ -295,21 +295,8 @@ func (s *Service) importedRule(ctx context.Context, v catalog.Viewer, idx datase
 	}
 	in := ParamsIn{Columns: fr.Columns, Values: fr.Values, Min: fr.Min, Max: fr.Max, MaxOrphanPct: fr.MaxOrphanPct,
 		MaxAgeHours: fr.MaxAgeHours}
-	str := func(s string) *string {
-		if s == "" {
-			return nil
-		}
-		return &s
-	}
-	num := func(n *int64) *float64 {
-		if n == nil {
-			return nil
-		}
-		f := float64(*n)
-		return &f
-	}
-	in.Column, in.Pattern, in.RefColumn, in.SQL = str(fr.Column), str(fr.Pattern), str(fr.RefColumn), str(fr.SQL)
-	in.MinRows, in.MaxFailing = num(fr.MinRows), num(fr.MaxFailing)
+	in.Column, in.Pattern, in.RefColumn, in.SQL = optString(fr.Column), optString(fr.Pattern), optString(fr.RefColumn), optString(fr.SQL)
+	in.MinRows, in.MaxFailing = optCount(fr.MinRows), optCount(fr.MaxFailing)
 	if fr.Type == TypeReferential && fr.Ref != nil {
 		ref, code := idx.find(*fr.Ref)
 		if code != "" {

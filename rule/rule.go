@@ -629,20 +629,24 @@ type DBTRule struct {
 
 // In returns the parameters as an input (to change one of them in an update).
 func (p Params) In() ParamsIn {
-	str := func(s string) *string {
-		if s == "" {
-			return nil
-		}
-		return &s
+	return ParamsIn{Column: optString(p.Column), Columns: p.Columns, Values: p.Values, Pattern: optString(p.Pattern), Min: p.Min, Max: p.Max,
+		RefDatasetID: optString(p.RefDatasetID), RefColumn: optString(p.RefColumn), MaxOrphanPct: p.MaxOrphanPct, MaxAgeHours: p.MaxAgeHours,
+		MinRows: optCount(p.MinRows), SQL: optString(p.SQL), MaxFailing: optCount(p.MaxFailing)}
+}
+
+// optString is nil for an empty parameter, as an input leaves it out.
+func optString(s string) *string {
+	if s == "" {
+		return nil
 	}
-	num := func(n *int64) *float64 {
-		if n == nil {
-			return nil
-		}
-		f := float64(*n)
-		return &f
+	return &s
+}
+
+// optCount is a stored count as an input's number.
+func optCount(n *int64) *float64 {
+	if n == nil {
+		return nil
 	}
-	return ParamsIn{Column: str(p.Column), Columns: p.Columns, Values: p.Values, Pattern: str(p.Pattern), Min: p.Min, Max: p.Max,
-		RefDatasetID: str(p.RefDatasetID), RefColumn: str(p.RefColumn), MaxOrphanPct: p.MaxOrphanPct, MaxAgeHours: p.MaxAgeHours,
-		MinRows: num(p.MinRows), SQL: str(p.SQL), MaxFailing: num(p.MaxFailing)}
+	f := float64(*n)
+	return &f
 }
