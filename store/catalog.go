@@ -190,6 +190,18 @@ func (s *CatalogStore) grants(ctx context.Context, v catalog.Viewer, ids []strin
 // issues, grants and last runs, in one round trip (a pgx.Batch): the other reads are
 // discarded when the first finds no dataset v can see.
 func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id string) (catalog.Dataset, error) {
+	b := &pgx.Batch{}
+	queueGenericPlans(b)
+	result := queueDatasetByID(b, v, id)
+	if err := s.db.q(ctx).SendBatch(ctx, b).Close(); err != nil {
+		return catalog.Dataset{}, translate(err)
+	}
+	return result()
+}
+
+// queueDatasetByID queues the reads of DatasetByID on b (after queueGenericPlans); once
+// the batch is read, result returns the dataset, or KindNotFound.
+func queueDatasetByID(b *pgx.Batch, v catalog.Viewer, id string) (result func() (catalog.Dataset, error)) {
 	var d catalog.Dataset
 	var found bool
 	var lastRun struct {
@@ -200,7 +212,6 @@ func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id str
 		at     *time.Time
 	}
 	var grants []catalog.DomainGrant
-	b := &pgx.Batch{}
 	// The row is picked by key first (OFFSET 0 keeps the step apart): run with a generic
 	// plan, the statement may otherwise walk the workspace's name index and filter every
 	// dataset of the workspace by id (as factsSQL; `vigia bench ide`).
@@ -282,22 +293,36 @@ func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id str
 		fks, err = scanForeignKeys(rows)
 		return err
 	})
-	if err := s.db.q(ctx).SendBatch(ctx, b).Close(); err != nil {
-		return catalog.Dataset{}, translate(err)
+	return func() (catalog.Dataset, error) {
+		if !found {
+			return catalog.Dataset{}, vigia.NotFound()
+		}
+		if len(grants) > 0 {
+			d.Grants = grants
+		}
+		d.RowCount, d.RowCountExact = lastRun.rc, lastRun.exact
+		if lastRun.scanID != nil && lastRun.code != nil && lastRun.at != nil {
+			d.LastFailure = &catalog.ProfileFailure{ScanID: *lastRun.scanID, Code: *lastRun.code, At: *lastRun.at}
+		}
+		m := map[string]catalog.Dataset{id: d}
+		applyForeignKeys(fks, m)
+		return m[id], nil
 	}
-	if !found {
-		return catalog.Dataset{}, vigia.NotFound()
-	}
-	if len(grants) > 0 {
-		d.Grants = grants
-	}
-	d.RowCount, d.RowCountExact = lastRun.rc, lastRun.exact
-	if lastRun.scanID != nil && lastRun.code != nil && lastRun.at != nil {
-		d.LastFailure = &catalog.ProfileFailure{ScanID: *lastRun.scanID, Code: *lastRun.code, At: *lastRun.at}
-	}
-	m := map[string]catalog.Dataset{id: d}
-	applyForeignKeys(fks, m)
-	return m[id], nil
+}
+
+// genericPlansSQL makes the rest of a batch's implicit transaction run its prepared
+// statements with their generic plans (cached per connection), never re-planned per
+// execution. Postgres keeps custom plans for statements whose generic plan it estimates
+// dearer, as it does for the detail's reads (the visibility condition's admin flag and
+// team ids are parameters): planning those costs several times their execution. Only
+// for reads by primary key, whose every step is an index probe of a key parameter
+// whatever the values; local to the batch (set_config's is_local), so it never leaks
+// to the connection's next user.
+const genericPlansSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`
+
+// queueGenericPlans queues genericPlansSQL as the first statement of b.
+func queueGenericPlans(b *pgx.Batch) {
+	b.Queue(genericPlansSQL)
 }
 
 // foreignKeys fills the declared foreign keys of the datasets among ids and their

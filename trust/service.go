@@ -200,8 +200,27 @@ func (s *Service) DatasetDetail(ctx context.Context, id string) (catalog.Dataset
 	if scErr != nil {
 		return d, scErr
 	}
+	return withBrief(d, sc), nil
+}
+
+// Now is the time of the service's clock: the now a caller reading facts for
+// DetailOf reads them at.
+func (s *Service) Now() time.Time { return s.clock.Now() }
+
+// DetailOf is DatasetDetail from reads already made: d as catalog's Dataset returns it
+// (visible to the caller), f its facts as Store.Facts read them at now, and pipes the
+// failing and late pipelines writing it (Pipelines), for a reader that fetches all of
+// them in one round trip.
+func (s *Service) DetailOf(d catalog.Dataset, f Facts, pipes []PipelineFact, now time.Time) catalog.Dataset {
+	f.Pipelines = pipes
+	f.CountIssues()
+	return withBrief(d, s.renderScore(ComputeScore(f, now, s.cfg.Rules)))
+}
+
+// withBrief adds the trust brief of score sc to d.
+func withBrief(d catalog.Dataset, sc Score) catalog.Dataset {
 	d.Trust = &catalog.TrustBrief{Score: sc.Score, Grade: sc.Grade, Blockers: toItems(sc.Blockers), Warnings: toItems(sc.Warnings)}
-	return d, nil
+	return d
 }
 
 func toItems(fs []Finding) []catalog.TrustItem {
