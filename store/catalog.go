@@ -597,11 +597,14 @@ func HiddenExcludedSQL(datasetExpr string, wsParam, teamsParam, adminParam int) 
 // visibleRowSQL is vigia_dataset_visible's rule written inline, for reads of a few
 // datasets by id (the detail): one index probe of domain_datasets per row, where the
 // function (a SQL function the planner cannot inline) costs a re-planning of its body
-// per execution. Lists use HiddenExcludedSQL.
+// per execution. Lists use HiddenExcludedSQL. The admin flag is inside the NOT EXISTS,
+// not OR-ed with it: a plain NOT EXISTS is an anti-join that probes the row's
+// memberships, where `$admin OR NOT EXISTS` becomes a subplan that hashes every
+// restricted membership of the database on each execution.
 func visibleRowSQL(datasetExpr string, teamsParam, adminParam int) string {
-	return fmt.Sprintf(`($%[3]d OR NOT EXISTS (SELECT 1 FROM domain_datasets vis_dd JOIN domains vis_dm ON vis_dm.id = vis_dd.domain_id
-		WHERE vis_dd.dataset_id = %[1]s AND vis_dm.restricted
-		AND NOT EXISTS (SELECT 1 FROM domain_grants vis_g WHERE vis_g.domain_id = vis_dm.id AND vis_g.team_id = ANY($%[2]d::uuid[]))))`,
+	return fmt.Sprintf(`NOT EXISTS (SELECT 1 FROM domain_datasets vis_dd JOIN domains vis_dm ON vis_dm.id = vis_dd.domain_id
+		WHERE vis_dd.dataset_id = %[1]s AND NOT $%[3]d AND vis_dm.restricted
+		AND NOT EXISTS (SELECT 1 FROM domain_grants vis_g WHERE vis_g.domain_id = vis_dm.id AND vis_g.team_id = ANY($%[2]d::uuid[])))`,
 		datasetExpr, teamsParam, adminParam)
 }
 

@@ -42,7 +42,7 @@ const usageSQL = `CASE WHEN qpd >= 100 OR c30 >= 100 THEN 'hot'
 // factsSQL reads every fact of a dataset in one statement: the latest verdict, score and
 // profile, profiles in 30 days, open and acknowledged issues (trust counts the standing
 // ones with quality.CountStanding, as the verdict does), reads, columns and domains.
-const factsSQL = `SELECT d.id::text, d.workspace_id::text, d.connection_id::text, d.schema_name, d.table_name, d.kind, d.created_at,
+var factsSQL = `SELECT d.id::text, d.workspace_id::text, d.connection_id::text, d.schema_name, d.table_name, d.kind, d.created_at,
 	d.latest_score, d.last_scan_at, d.queries_per_day, ` + layerSQL + `,
 	v.verdict, sc.dims, p.row_count, p.row_count_exact, p.latest_timestamp, p.profiled_at, coalesce(p30.n, 0),
 	EXISTS (SELECT 1 FROM rules r WHERE r.dataset_id = d.id AND r.active AND r.rule_type = 'row_count_min'
@@ -73,9 +73,7 @@ const factsSQL = `SELECT d.id::text, d.workspace_id::text, d.connection_id::text
 		FROM issues WHERE dataset_id = d.id AND status IN ('open', 'acknowledged')) iss ON true
 	LEFT JOIN LATERAL (SELECT count(DISTINCT consumption_id) FILTER (WHERE created_at >= $5::timestamptz - interval '30 days') AS n,
 		max(created_at) AS last_at FROM consumption_datasets WHERE dataset_id = d.id) cs ON true
-	WHERE d.workspace_id = $1 AND d.dropped_at IS NULL AND ($4 OR NOT EXISTS (SELECT 1 FROM domain_datasets vis_dd JOIN domains vis_dm ON vis_dm.id = vis_dd.domain_id
-		WHERE vis_dd.dataset_id = d.id AND vis_dm.restricted
-		AND NOT EXISTS (SELECT 1 FROM domain_grants vis_g WHERE vis_g.domain_id = vis_dm.id AND vis_g.team_id = ANY($3::uuid[]))))`
+	WHERE d.workspace_id = $1 AND d.dropped_at IS NULL AND ` + visibleRowSQL("d.id", 3, 4)
 
 // factIssue, factColumn and factDomain are the JSON aggregates of factsSQL.
 type factIssue struct {
