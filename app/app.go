@@ -475,7 +475,7 @@ func (a *App) Server() *rest.Server {
 		TrustedProxies: a.Config.TrustedProxies, ForwardedHeader: a.Config.ForwardedHeader, EgressIPs: a.Config.EgressIPs},
 		rest.Deps{Identity: a.Identity, Catalog: a.Catalog, Connections: a.Connections, Scans: a.Scans, ScanReads: a.ScanReads,
 			Workflow: rest.WorkflowDeps{Rules: a.Rules, Issues: a.Issues, Teams: a.Teams}, Lineage: a.Lineage, Incidents: a.Incidents,
-			Trust: a.Trust, DatasetDetail: datasetDetail{db: a.DB, catalog: a.Catalog, trust: a.Trust},
+			Trust: a.Trust, DatasetDetail: a,
 			Products: a.Products, Notify: a.Notify, OnCall: a.OnCall, Tickets: a.Tickets, Contracts: a.Contracts,
 			Orchestrators: a.Orchestrators, IDE: a.IDE, Validation: a.Validation, Diff: a.Diff, Reconcile: a.Diff, ReconcileChecks: a.Diff,
 			Synthetic: a.Synthetic, Suggestions: a.Suggestions, Duplicates: a.Duplicates, Blackouts: a.Blackouts, Reports: a.Reports, Routines: a.Routines,

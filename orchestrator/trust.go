@@ -26,33 +26,19 @@ func (t TrustPipelines) PipelineFacts(ctx context.Context, workspaceID string, d
 	}
 	out := map[string][]trust.PipelineFact{}
 	for id, rs := range runs {
-		if fs := PipelineFactsOf(rs, now); len(fs) > 0 {
-			out[id] = fs
+		for _, p := range Assess(rs, now).Pipelines {
+			f := trust.PipelineFact{Orchestrator: p.Orchestrator, Pipeline: p.Pipeline, RunID: p.LastRun.RunID,
+				ConsecutiveFailures: p.ConsecutiveFailures, ExpectedBy: p.ExpectedBy}
+			switch p.Status {
+			case HealthFailing:
+				f.Status, f.RunID = trust.PipelineFailing, p.FailingRun.RunID
+			case HealthLate:
+				f.Status = trust.PipelineLate
+			default:
+				continue
+			}
+			out[id] = append(out[id], f)
 		}
 	}
 	return out, nil
-}
-
-// TrustRunsPerPipeline is how many of each pipeline's latest runs PipelineFacts judges.
-const TrustRunsPerPipeline = historyPerPipeline
-
-// PipelineFactsOf judges at now the pipelines of runs, the last TrustRunsPerPipeline
-// runs of each pipeline writing one dataset (newest first), and returns the failing and
-// late ones, in Assess's order: PipelineFacts for a caller that read the runs itself.
-func PipelineFactsOf(runs []Run, now time.Time) []trust.PipelineFact {
-	var out []trust.PipelineFact
-	for _, p := range Assess(runs, now).Pipelines {
-		f := trust.PipelineFact{Orchestrator: p.Orchestrator, Pipeline: p.Pipeline, RunID: p.LastRun.RunID,
-			ConsecutiveFailures: p.ConsecutiveFailures, ExpectedBy: p.ExpectedBy}
-		switch p.Status {
-		case HealthFailing:
-			f.Status, f.RunID = trust.PipelineFailing, p.FailingRun.RunID
-		case HealthLate:
-			f.Status = trust.PipelineLate
-		default:
-			continue
-		}
-		out = append(out, f)
-	}
-	return out
 }

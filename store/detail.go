@@ -7,44 +7,33 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
-	"github.com/vigia-data/vigia/orchestrator"
 	"github.com/vigia-data/vigia/suggest"
 	"github.com/vigia-data/vigia/trust"
 )
 
 // DetailRead is everything the dataset detail (GET /datasets/{id}) shows, read at once:
-// the dataset as CatalogStore.DatasetByID reads it, its trust facts (TrustStore.Facts),
-// the runs of the pipelines writing it (OrchestratorStore.RunsWriting, workspace-wide as
-// orchestrator.TrustPipelines reads them) and its open suggestions (SuggestStore.OpenOf).
+// the dataset as CatalogStore.DatasetByID reads it, its trust facts (TrustStore.Facts;
+// the pipelines writing it are not read: they weigh in trust decisions, not in the
+// score) and its open suggestions (SuggestStore.OpenOf).
 type DetailRead struct {
 	Dataset     catalog.Dataset
 	Facts       trust.Facts
-	Runs        []orchestrator.Run
 	Suggestions []suggest.Suggestion
 }
 
 // DatasetDetail reads a dataset's detail for v at now in one round trip (one pgx.Batch,
 // generic plans): KindNotFound when the dataset does not exist, is dropped, is another
-// workspace's or v cannot see it. runsPerPipeline bounds the runs of each pipeline
-// writing it, suggestions its open suggestions.
-func (db *DB) DatasetDetail(ctx context.Context, v catalog.Viewer, id string, now time.Time, runsPerPipeline, suggestions int) (DetailRead, error) {
+// workspace's or v cannot see it. suggestions bounds its open suggestions.
+func (db *DB) DatasetDetail(ctx context.Context, v catalog.Viewer, id string, now time.Time, suggestions int) (DetailRead, error) {
 	if !vigia.ValidID(id) {
 		return DetailRead{}, vigia.NotFound()
 	}
 	var out DetailRead
 	var facts map[string]trust.Facts
-	var runs map[string][]orchestrator.Run
 	b := &pgx.Batch{}
 	queueGenericPlans(b)
 	dataset := queueDatasetByID(b, v, id)
 	queueFacts(b, v, []string{id}, now, &facts)
-	// Only statuses, pipeline names and run ids of these runs are shown (trust's pipeline
-	// facts), so the workspace-wide view is safe, as in orchestrator.TrustPipelines.
-	b.Queue(runsWritingSQL, v.WorkspaceID, []string{id}, runsPerPipeline, []string{}, true).Query(func(rows pgx.Rows) error {
-		var err error
-		runs, err = scanRunsWriting(rows)
-		return err
-	})
 	b.Queue(openOfDetailSQL, v.WorkspaceID, id, v.TeamIDs, v.Admin, suggestions).Query(func(rows pgx.Rows) error {
 		var err error
 		out.Suggestions, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (suggest.Suggestion, error) { return scanSuggestion(r) })
@@ -61,6 +50,6 @@ func (db *DB) DatasetDetail(ctx context.Context, v catalog.Viewer, id string, no
 	if !ok { // changed visibility between the batch's statements: as if read before it
 		return DetailRead{}, vigia.NotFound()
 	}
-	out.Dataset, out.Facts, out.Runs = d, f, runs[id]
+	out.Dataset, out.Facts = d, f
 	return out, nil
 }

@@ -134,26 +134,16 @@ func (s *OrchestratorStore) RunsWriting(ctx context.Context, v catalog.Viewer, d
 	if len(datasetIDs) == 0 {
 		return out, nil
 	}
-	rows, err := s.db.q(ctx).Query(ctx, runsWritingSQL, v.WorkspaceID, datasetIDs, perPipeline, v.TeamIDs, v.Admin)
-	if err != nil {
-		return nil, translate(err)
-	}
-	defer rows.Close()
-	return scanRunsWriting(rows)
-}
-
-// runsWritingSQL reads the last $3 runs of each pipeline that wrote one of the datasets
-// $2 of workspace $1, for a caller of teams $4 and admin flag $5.
-var runsWritingSQL = `SELECT ` + runColumns(4, 5) + `, r.written::text FROM (
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT `+runColumns(4, 5)+`, r.written::text FROM (
 			SELECT r.*, d.dataset_id AS written, row_number() OVER (PARTITION BY d.dataset_id, r.orchestrator, r.pipeline
 				ORDER BY r.started_at DESC, r.updated_at DESC) AS n
 			FROM orchestrator_runs r JOIN orchestrator_run_datasets d ON d.run_id = r.id AND d.role = 'output' AND d.dataset_id = ANY($2::uuid[])
 			WHERE r.workspace_id = $1) r
-		WHERE r.n <= $3 ORDER BY r.started_at DESC, r.id DESC`
-
-// scanRunsWriting reads the rows of runsWritingSQL by the dataset written.
-func scanRunsWriting(rows pgx.Rows) (map[string][]orchestrator.Run, error) {
-	out := map[string][]orchestrator.Run{}
+		WHERE r.n <= $3 ORDER BY r.started_at DESC, r.id DESC`, v.WorkspaceID, datasetIDs, perPipeline, v.TeamIDs, v.Admin)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
 	for rows.Next() {
 		var written string
 		r, err := scanRunWith(rows, &written)

@@ -207,12 +207,11 @@ func (s *Service) DatasetDetail(ctx context.Context, id string) (catalog.Dataset
 // DetailOf reads them at.
 func (s *Service) Now() time.Time { return s.clock.Now() }
 
-// DetailOf is DatasetDetail from reads already made: d as catalog's Dataset returns it
-// (visible to the caller), f its facts as Store.Facts read them at now, and pipes the
-// failing and late pipelines writing it (Pipelines), for a reader that fetches all of
-// them in one round trip.
-func (s *Service) DetailOf(d catalog.Dataset, f Facts, pipes []PipelineFact, now time.Time) catalog.Dataset {
-	f.Pipelines = pipes
+// DetailOf is DatasetDetail from reads already made, for a reader that fetches them in
+// one round trip: d as catalog's Dataset returns it (visible to the caller) and f its
+// facts as Store.Facts reads them at now. The score does not weigh the pipelines writing
+// the dataset (decisions do), so f needs none.
+func (s *Service) DetailOf(d catalog.Dataset, f Facts, now time.Time) catalog.Dataset {
 	f.CountIssues()
 	return withBrief(d, s.renderScore(ComputeScore(f, now, s.cfg.Rules)))
 }
