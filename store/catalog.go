@@ -12,6 +12,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/internal/pgtx"
 )
 
 // CatalogStore implements catalog.Store.
@@ -191,7 +192,7 @@ func (s *CatalogStore) grants(ctx context.Context, v catalog.Viewer, ids []strin
 // discarded when the first finds no dataset v can see.
 func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id string) (catalog.Dataset, error) {
 	b := &pgx.Batch{}
-	queueGenericPlans(b)
+	queueGenericPlans(ctx, b)
 	result := queueDatasetByID(b, v, id)
 	if err := s.db.q(ctx).SendBatch(ctx, b).Close(); err != nil {
 		return catalog.Dataset{}, translate(err)
@@ -312,7 +313,7 @@ func queueDatasetByID(b *pgx.Batch, v catalog.Viewer, id string) (result func() 
 
 // genericPlansSQL makes the rest of a batch's implicit transaction run its prepared
 // statements with their generic plans (cached per connection), never re-planned per
-// execution. Postgres keeps custom plans for statements whose generic plan it estimates
+// execution (pgx sends a batch with one Sync: one implicit transaction). Postgres keeps custom plans for statements whose generic plan it estimates
 // dearer, as it does for the detail's reads (the visibility condition's admin flag and
 // team ids are parameters): planning those costs several times their execution. Only
 // for reads by primary key, whose every step is an index probe of a key parameter
@@ -320,9 +321,12 @@ func queueDatasetByID(b *pgx.Batch, v catalog.Viewer, id string) (result func() 
 // to the connection's next user.
 const genericPlansSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`
 
-// queueGenericPlans queues genericPlansSQL as the first statement of b.
-func queueGenericPlans(b *pgx.Batch) {
-	b.Queue(genericPlansSQL)
+// queueGenericPlans queues genericPlansSQL as the first statement of b, unless ctx
+// carries a transaction, where the setting would outlive the batch.
+func queueGenericPlans(ctx context.Context, b *pgx.Batch) {
+	if _, inTx := pgtx.From(ctx); !inTx {
+		b.Queue(genericPlansSQL)
+	}
 }
 
 // foreignKeys fills the declared foreign keys of the datasets among ids and their

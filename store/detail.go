@@ -31,7 +31,7 @@ func (db *DB) DatasetDetail(ctx context.Context, v catalog.Viewer, id string, no
 	var out DetailRead
 	var facts map[string]trust.Facts
 	b := &pgx.Batch{}
-	queueGenericPlans(b)
+	queueGenericPlans(ctx, b)
 	dataset := queueDatasetByID(b, v, id)
 	queueFacts(b, v, []string{id}, now, &facts)
 	b.Queue(openOfDetailSQL, v.WorkspaceID, id, v.TeamIDs, v.Admin, suggestions).Query(func(rows pgx.Rows) error {

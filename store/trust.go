@@ -107,7 +107,7 @@ type factDomain struct {
 func (s *TrustStore) Facts(ctx context.Context, v catalog.Viewer, ids []string, now time.Time) (map[string]trust.Facts, error) {
 	var out map[string]trust.Facts
 	b := &pgx.Batch{}
-	queueGenericPlans(b)
+	queueGenericPlans(ctx, b)
 	queueFacts(b, v, ids, now, &out)
 	if err := s.db.q(ctx).SendBatch(ctx, b).Close(); err != nil {
 		return nil, translate(err)
