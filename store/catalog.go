@@ -193,7 +193,7 @@ func (s *CatalogStore) grants(ctx context.Context, v catalog.Viewer, ids []strin
 func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id string) (catalog.Dataset, error) {
 	b := &pgx.Batch{}
 	queueGenericPlans(ctx, b)
-	result := queueDatasetByID(b, v, id)
+	result := queueDatasetByID(b, v, id, nil)
 	if err := s.db.q(ctx).SendBatch(ctx, b).Close(); err != nil {
 		return catalog.Dataset{}, translate(err)
 	}
@@ -201,8 +201,9 @@ func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id str
 }
 
 // queueDatasetByID queues the reads of DatasetByID on b (after queueGenericPlans); once
-// the batch is read, result returns the dataset, or KindNotFound.
-func queueDatasetByID(b *pgx.Batch, v catalog.Viewer, id string) (result func() (catalog.Dataset, error)) {
+// the batch is read, result returns the dataset, or KindNotFound. When extra is not nil
+// it is filled with what the same reads find for trust (see detailExtra).
+func queueDatasetByID(b *pgx.Batch, v catalog.Viewer, id string, extra *detailExtra) (result func() (catalog.Dataset, error)) {
 	var d catalog.Dataset
 	var found bool
 	var lastRun struct {
@@ -226,14 +227,18 @@ func queueDatasetByID(b *pgx.Batch, v catalog.Viewer, id string) (result func() 
 			}
 			return err
 		})
-	b.Queue(`SELECT name, position, data_type, class, nullable, primary_key, partition, clustering, profile, unique_key, indexed
-		FROM dataset_columns WHERE dataset_id = $1 ORDER BY position, name`, id).Query(func(rows pgx.Rows) error {
+	b.Queue(`SELECT name, position, data_type, class, nullable, primary_key, partition, clustering, profile, unique_key, indexed,
+		(profile->>'null_rate')::float8 FROM dataset_columns WHERE dataset_id = $1 ORDER BY position, name`, id).Query(func(rows pgx.Rows) error {
 		var err error
 		d.Columns, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.Column, error) {
 			var c catalog.Column
 			var profile []byte
-			if err := r.Scan(&c.Name, &c.Position, &c.DataType, &c.Class, &c.Nullable, &c.PrimaryKey, &c.Partition, &c.Clustering, &profile, &c.Unique, &c.Indexed); err != nil {
+			var nullRate *float64
+			if err := r.Scan(&c.Name, &c.Position, &c.DataType, &c.Class, &c.Nullable, &c.PrimaryKey, &c.Partition, &c.Clustering, &profile, &c.Unique, &c.Indexed, &nullRate); err != nil {
 				return c, err
+			}
+			if extra != nil {
+				extra.NullRates = append(extra.NullRates, nullRate)
 			}
 			if profile != nil {
 				c.Profile = &catalog.ColumnProfile{}
@@ -265,14 +270,21 @@ func queueDatasetByID(b *pgx.Batch, v catalog.Viewer, id string) (result func() 
 			d.Issues, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.IssueSummary, error) { return scanIssueSummary(r) })
 			return err
 		})
-	b.Queue(`SELECT p.row_count, p.row_count_exact, f.scan_id::text, f.code, f.failed_at
+	b.Queue(`SELECT p.row_count, p.row_count_exact, f.scan_id::text, f.code, f.failed_at, p.latest_timestamp, p.profiled_at
 		FROM (SELECT $1::uuid AS id) d
-		LEFT JOIN LATERAL (SELECT row_count, row_count_exact, profiled_at FROM dataset_profiles
+		LEFT JOIN LATERAL (SELECT row_count, row_count_exact, profiled_at, latest_timestamp FROM dataset_profiles
 			WHERE dataset_id = d.id ORDER BY seq DESC LIMIT 1) p ON true
 		LEFT JOIN LATERAL (SELECT scan_id, code, failed_at FROM scan_failures
 			WHERE dataset_id = d.id ORDER BY failed_at DESC LIMIT 1) f ON f.failed_at > coalesce(p.profiled_at, '-infinity')`, id).
 		QueryRow(func(r pgx.Row) error {
-			return r.Scan(&lastRun.rc, &lastRun.exact, &lastRun.scanID, &lastRun.code, &lastRun.at)
+			var ts, profiledAt *time.Time
+			if err := r.Scan(&lastRun.rc, &lastRun.exact, &lastRun.scanID, &lastRun.code, &lastRun.at, &ts, &profiledAt); err != nil {
+				return err
+			}
+			if extra != nil {
+				extra.LatestTimestamp, extra.ProfiledAt = ts, profiledAt
+			}
+			return nil
 		})
 	if len(v.TeamIDs) > 0 {
 		b.Queue(`SELECT DISTINCT dm.id::text, dm.restricted, g.role

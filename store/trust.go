@@ -174,36 +174,53 @@ func scanFacts(rows pgx.Rows, now time.Time) (map[string]trust.Facts, error) {
 			f.Columns = append(f.Columns, trust.ColumnFact{Name: c.Name, DataType: c.Type, PrimaryKey: c.PK, SemanticType: c.Semantic,
 				SemanticMatches: c.Matches, NullRate: c.NullRate})
 		}
-		var fd []factDomain
-		if err := json.Unmarshal(doms, &fd); err != nil {
-			return nil, vigia.Internal(err)
+		if err := scanFactDomains(&f, doms); err != nil {
+			return nil, err
 		}
-		for _, d := range fd {
-			f.Domains = append(f.Domains, trust.DomainFact{ID: d.ID, Name: d.Name, Status: d.Status, Version: d.Version, OwnerName: d.Owner})
-		}
-		// The contract holds until a check finds it broken (codes of its violations).
-		f.Contract.Valid, f.Contract.Violations = true, []string{}
-		if violations != nil {
-			var vs []struct {
-				Code string `json:"code"`
-			}
-			if err := json.Unmarshal(violations, &vs); err != nil {
-				return nil, vigia.Internal(err)
-			}
-			seen := map[string]bool{}
-			for _, v := range vs {
-				if !seen[v.Code] {
-					seen[v.Code] = true
-					f.Contract.Violations = append(f.Contract.Violations, v.Code)
-				}
-			}
-			sort.Strings(f.Contract.Violations)
-			f.Contract.Valid = len(vs) == 0 || !f.Contract.Active
+		if err := scanFactContract(&f, violations); err != nil {
+			return nil, err
 		}
 		f.UsageClass = trust.UsageClassOf(f.QueriesPerDay, f.Consumptions30d, f.LastConsumedAt, now)
 		out[f.DatasetID] = f
 	}
 	return out, translate(rows.Err())
+}
+
+// scanFactDomains sets f.Domains from factsSQL's domains aggregate.
+func scanFactDomains(f *trust.Facts, doms []byte) error {
+	var fd []factDomain
+	if err := json.Unmarshal(doms, &fd); err != nil {
+		return vigia.Internal(err)
+	}
+	for _, d := range fd {
+		f.Domains = append(f.Domains, trust.DomainFact{ID: d.ID, Name: d.Name, Status: d.Status, Version: d.Version, OwnerName: d.Owner})
+	}
+	return nil
+}
+
+// scanFactContract completes f.Contract (Active set) from the last check's violations:
+// the contract holds until a check finds it broken (codes of its violations).
+func scanFactContract(f *trust.Facts, violations []byte) error {
+	f.Contract.Valid, f.Contract.Violations = true, []string{}
+	if violations == nil {
+		return nil
+	}
+	var vs []struct {
+		Code string `json:"code"`
+	}
+	if err := json.Unmarshal(violations, &vs); err != nil {
+		return vigia.Internal(err)
+	}
+	seen := map[string]bool{}
+	for _, v := range vs {
+		if !seen[v.Code] {
+			seen[v.Code] = true
+			f.Contract.Violations = append(f.Contract.Violations, v.Code)
+		}
+	}
+	sort.Strings(f.Contract.Violations)
+	f.Contract.Valid = len(vs) == 0 || !f.Contract.Active
+	return nil
 }
 
 // FindDatasets searches the viewer's datasets with every criterion combined.
