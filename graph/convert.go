@@ -111,7 +111,7 @@ func rfc3339(t *time.Time) *string {
 
 // loaders are the per-request dataloaders resolvers share.
 type loaders struct {
-	details   *loader[string, catalog.Dataset]
+	details   *loader[string, *catalog.Dataset]
 	histories *loader[string, []issue.HistoryEntry]
 	traverse  *loader[traverseKey, lineage.TraverseResult]
 	impact    *loader[impactKey, impactAnswer]
@@ -123,8 +123,13 @@ type loadersKey struct{}
 // withLoaders returns ctx with fresh per-request loaders over the resolver's services.
 func (r *Resolver) withLoaders(ctx context.Context) context.Context {
 	return context.WithValue(ctx, loadersKey{}, &loaders{
-		details: newLoader(func(ctx context.Context, ids []string) (map[string]catalog.Dataset, error) {
-			return r.Catalog.DatasetDetails(ctx, ids, historyLimit)
+		details: newLoader(func(ctx context.Context, ids []string) (map[string]*catalog.Dataset, error) {
+			m, err := r.Catalog.DatasetDetails(ctx, ids, historyLimit)
+			out := make(map[string]*catalog.Dataset, len(m))
+			for id, d := range m {
+				out[id] = &d
+			}
+			return out, err
 		}),
 		histories: newLoader(func(ctx context.Context, ids []string) (map[string][]issue.HistoryEntry, error) {
 			return r.IssueService.Histories(ctx, ids)
@@ -136,18 +141,23 @@ func (r *Resolver) withLoaders(ctx context.Context) context.Context {
 }
 
 // detail loads a dataset's detail through the request's batch loader. A dataset the
-// caller cannot see is not found, as everywhere.
-func (r *Resolver) detail(ctx context.Context, id string) (catalog.Dataset, error) {
+// caller cannot see is not found, as everywhere. The detail is shared by the request's
+// resolvers (a pointer: each runs on its own small goroutine stack); never changed.
+func (r *Resolver) detail(ctx context.Context, id string) (*catalog.Dataset, error) {
 	l, ok := ctx.Value(loadersKey{}).(*loaders)
 	if !ok {
-		return r.Catalog.Dataset(ctx, id)
+		d, err := r.Catalog.Dataset(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return &d, nil
 	}
 	d, found, err := l.details.Load(ctx, id)
 	if err != nil {
-		return d, err
+		return nil, err
 	}
-	if !found {
-		return d, vigia.NotFound()
+	if !found || d == nil {
+		return nil, vigia.NotFound()
 	}
 	return d, nil
 }

@@ -51,7 +51,7 @@ func (r *queryResolver) Dataset(ctx context.Context, id string) (*model.Dataset,
 	// The read holds the detail the dataset's fields need (columns, history, last runs):
 	// they use it instead of reading it again.
 	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
-		l.details.Set(d.ID, d)
+		l.details.Set(d.ID, &d)
 	}
 	p, _ := vigia.PrincipalFrom(ctx)
 	out := toDataset(d, catalog.DatasetAccessRole(p, d))

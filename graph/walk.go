@@ -38,7 +38,7 @@ func (r *Resolver) datasetByID(ctx context.Context, id string) (*model.Dataset, 
 		return nil, err
 	}
 	p, _ := vigia.PrincipalFrom(ctx)
-	out := toDataset(d, catalog.DatasetAccessRole(p, d))
+	out := toDataset(*d, catalog.DatasetAccessRole(p, *d))
 	return &out, nil
 }
 
