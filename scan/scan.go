@@ -214,7 +214,15 @@ type Service struct {
 	// blackouts defers scheduled scans and refuses manual ones during a connection's
 	// blackout windows; nil: no windows.
 	blackouts Blackouts
+	// observeStep, when set, is told when each after-scan step starts; the function it
+	// returns is called when the step ends (a bench's per-step figures).
+	observeStep func(step string) func()
 }
+
+// ObserveSteps sets a function told when each after-scan step (consumer) starts; the
+// function it returns is called when the step ends. Benches time the steps with it.
+// Set it before the service runs.
+func (s *Service) ObserveSteps(f func(step string) func()) { s.observeStep = f }
 
 // Ports are the other features a scan calls; each may be nil.
 type Ports struct {
