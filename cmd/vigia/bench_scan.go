@@ -94,7 +94,9 @@ type scanRun struct {
 	// phase and the after-scan steps: figures that do not depend on the machine's load.
 	profTrips, afterTrips int64
 	profCPU, afterCPU     time.Duration
-	steps                 []stepFigures
+	// sourceStatements: the statements the scan job sent to the source (its query log).
+	sourceStatements int64
+	steps            []stepFigures
 }
 
 // stepFigures are one after-scan step's wall time and round trips in a scan.
@@ -174,12 +176,14 @@ func runScanBench(ctx context.Context, cfg config, o scanBenchOpts, out, stderr 
 			perDataset(x).Round(10*time.Microsecond), x.peakRSS>>20, x.viewsWithColumns, x.views)
 	}
 	fmt.Fprintf(out, "\nPer dataset, independent of the machine's load: round trips to Vigia's database and this process's CPU time\n")
-	fmt.Fprintf(out, "%-26s %16s %16s %16s %16s\n", "source", "profiling trips", "after-scan trips", "profiling CPU", "after-scan CPU")
+	fmt.Fprintf(out, "%-26s %16s %16s %16s %16s %18s\n", "source", "profiling trips", "after-scan trips", "profiling CPU", "after-scan CPU",
+		"source statements")
 	for _, x := range []scanRun{b, r} {
 		n := max(1, x.datasets)
-		fmt.Fprintf(out, "%-26s %16.2f %16.2f %16s %16s\n", fmt.Sprintf("%d tables, %d views", x.tables, x.views),
+		fmt.Fprintf(out, "%-26s %16.2f %16.2f %16s %16s %18.2f\n", fmt.Sprintf("%d tables, %d views", x.tables, x.views),
 			float64(x.profTrips)/float64(n), float64(x.afterTrips)/float64(n),
-			(x.profCPU / time.Duration(n)).Round(time.Microsecond), (x.afterCPU / time.Duration(n)).Round(time.Microsecond))
+			(x.profCPU / time.Duration(n)).Round(time.Microsecond), (x.afterCPU / time.Duration(n)).Round(time.Microsecond),
+			float64(x.sourceStatements)/float64(n))
 	}
 	fmt.Fprintf(out, "\nAfter-scan steps at %d datasets (baseline %d): wall time, per dataset, round trips\n", r.datasets, b.datasets)
 	fmt.Fprintf(out, "%-12s %10s %12s %8s   %10s %12s %8s\n", "step", "wall", "per dataset", "trips", "base wall", "per dataset", "trips")
@@ -348,6 +352,9 @@ func measureScan(ctx context.Context, a *app.App, out io.Writer, dsn string, tab
 	r.rssSeries = series
 	if r.datasets != tables+views {
 		return r, fmt.Errorf("the scan found %d datasets, not %d", r.datasets, tables+views)
+	}
+	if err := a.DB.Pool().QueryRow(ctx, `SELECT count(*) FROM source_query_log WHERE scan_id = $1`, sc.ID).Scan(&r.sourceStatements); err != nil {
+		return r, err
 	}
 	// Views with column lineage: a parsed edge into the view that maps its columns.
 	err = a.DB.Pool().QueryRow(ctx, `SELECT count(DISTINCT d.id) FROM datasets d
