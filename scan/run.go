@@ -361,7 +361,7 @@ func (s *Service) scanDataset(ctx context.Context, sc Scan, connCountry string, 
 	if err != nil {
 		return err
 	}
-	return s.tx.InTx(ctx, func(ctx context.Context) error { return s.store.SaveDatasetResult(ctx, res) })
+	return s.store.SaveDatasetResult(ctx, res)
 }
 
 // DomainWeights reads the dimension weights of the domains a dataset belongs to (nil

@@ -106,6 +106,8 @@ type Store interface {
 	// ProfiledDatasets returns the datasets whose result the scan already saved.
 	ProfiledDatasets(ctx context.Context, scanID string) (map[string]bool, error)
 	PrevState(ctx context.Context, datasetID string) (PrevState, error)
+	// SaveDatasetResult writes one dataset's whole result atomically (it needs no
+	// transaction of the caller's).
 	SaveDatasetResult(ctx context.Context, r DatasetResult) error
 	// RecordFailure records that the scan could not profile a dataset (a re-run's
 	// failure of the same dataset replaces the earlier one).

@@ -1,11 +1,17 @@
 package store_test
 
 import (
+	"context"
 	"testing"
 
+	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
 	"github.com/vigia-data/vigia/modeling"
+	"github.com/vigia-data/vigia/quality"
 	"github.com/vigia-data/vigia/rule"
+	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/source"
+	"github.com/vigia-data/vigia/store/storetest"
 	"github.com/vigia-data/vigia/suggest"
 )
 
@@ -157,4 +163,46 @@ func TestSaveModelingOutcomes(t *testing.T) {
 	if open(ds[1], modeling.IssueTypeModeling) != 0 || f.count(`SELECT count(*) FROM issues WHERE dataset_id = $1 AND status = 'ignored'`, ds[1]) != 1 {
 		t.Fatal("an ignored check was opened again")
 	}
+}
+
+// A dataset's result without issues or events is one batch, sent outside any
+// transaction of the caller's: it still lands whole or not at all.
+func TestSaveDatasetResultBatchIsAtomic(t *testing.T) {
+	// Committed data, so that the save runs on the pool, not in the test's transaction.
+	f := &fx{t: t, ctx: context.Background(), db: storetest.MustDB(t)}
+	pool := f.db.Pool()
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := pool.Exec(f.ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(sql string, args ...any) (n int) {
+		t.Helper()
+		f.must(pool.QueryRow(f.ctx, sql, args...).Scan(&n))
+		return n
+	}
+	v, conn, ds := f.warehouse("orders")
+	ws := v.WorkspaceID
+	first, second := f.newScan(ws, conn, 1), f.newScan(ws, conn, 2)
+	f.result(ws, ds[0], first, 1, 90, nil)
+	// The second scan's score row is there already, so its save fails at the score,
+	// after the profile and the columns were queued.
+	exec(`INSERT INTO scores (dataset_id, scan_id, workspace_id, seq, score, detail, created_at) VALUES ($1, $2, $3, 2, 50, '{}', $4)`,
+		ds[0], second, ws, at(2))
+	err := f.db.Scans().SaveDatasetResult(f.ctx, scan.DatasetResult{DatasetID: ds[0], WorkspaceID: ws, ScanID: second, Seq: 2, At: at(2),
+		Profile: &source.TableProfile{RowCount: 7, Depth: "standard", Columns: []source.ColumnProfile{{Name: "only"}}},
+		Columns: []source.Column{{Name: "only", Position: 1, DataType: "text", Class: "text"}},
+		Metrics: scan.Metrics{"volume": 7}, Score: quality.Score{Score: vigia.Ptr(80.0), Dimensions: quality.Dimensions{}},
+		Verdict: quality.VerdictResult{Verdict: quality.VerdictPass, FailingRules: []quality.RuleOutcome{}, Reasons: []quality.VerdictReason{}}})
+	if err == nil {
+		t.Fatal("a save whose score conflicts succeeded")
+	}
+	if n := count(`SELECT count(*) FROM dataset_profiles WHERE dataset_id = $1 AND scan_id = $2`, ds[0], second); n != 0 {
+		t.Fatal("the failed save left its profile")
+	}
+	if n := count(`SELECT count(*) FROM dataset_columns WHERE dataset_id = $1 AND name IN ('id', 'name')`, ds[0]); n != 2 {
+		t.Fatalf("the failed save replaced the columns: %d of the first scan's left", n)
+	}
+	exec(`DELETE FROM workspaces WHERE id = $1`, ws)
 }

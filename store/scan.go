@@ -463,10 +463,23 @@ type storedColumn struct {
 	Profile catalog.ColumnProfile `json:"profile"`
 }
 
-// SaveDatasetResult writes one dataset's whole scan result. The caller runs it in a
-// transaction: profile, columns, score, verdict, issues, changes, signals and events
-// land together or not at all.
+// SaveDatasetResult writes one dataset's whole scan result atomically: profile, columns,
+// score, verdict, issues, changes, signals and events land together or not at all. A
+// result of the dataset's own rows only (no issue, rule result, change, signal or
+// event: most datasets of a scan) is one batch, which the database runs as one
+// implicit transaction: one round trip. Any other runs in a transaction (ctx's, else
+// its own).
 func (s *ScanStore) SaveDatasetResult(ctx context.Context, r scan.DatasetResult) error {
+	if len(r.NewIssues) == 0 && len(r.Redetected) == 0 && len(r.SchemaChanges) == 0 && len(r.Signals) == 0 && len(r.Events) == 0 &&
+		len(r.RuleResults) == 0 && len(r.Transitions) == 0 && len(r.Recovery) == 0 {
+		return s.saveDatasetResult(ctx, r)
+	}
+	return s.db.InTx(ctx, func(ctx context.Context) error { return s.saveDatasetResult(ctx, r) })
+}
+
+// saveDatasetResult writes the result: one batch of the dataset's own rows, then the
+// issues, rule results, changes, signals and events one statement each.
+func (s *ScanStore) saveDatasetResult(ctx context.Context, r scan.DatasetResult) error {
 	q := s.db.q(ctx)
 	p := r.Profile
 	stored := make([]storedColumn, 0, len(r.Columns))
