@@ -303,3 +303,91 @@ func TestDuckDBViewLineageToParquetFiles(t *testing.T) {
 		t.Fatalf("payments.account_id does not reference accounts.id: %+v", pay.Columns)
 	}
 }
+
+// TestDuckDBParquetDemoPreset: a build with DuckDB offers each demo pack as Parquet files
+// (GET /connections/presets, kind duckdb, DSN template a directory under the files root);
+// the demo with format parquet writes the pack there, one Parquet file per table, adds
+// it as a duckdb connection and scans it: each table's row count is the pack's own
+// (counted in the pack's SQLite file). The preset's DSN is usable as is.
+func TestDuckDBParquetDemoPreset(t *testing.T) {
+	root := t.TempDir()
+	files := filepath.Join(root, "files")
+	if err := os.MkdirAll(files, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := apptest.MustStart(t, app.Config{SecretKey: "test-secret-key", SQLiteRoot: root, FilesRoot: files})
+	ws := env.MustWorkspace(t, "duckdb-presets")
+	tok := env.MustToken(t, ws)
+	var presets []map[string]any
+	env.Do(t, http.MethodGet, "/api/v1/connections/presets", tok, nil).JSON(t, &presets)
+	dsn := ""
+	for _, p := range presets {
+		if p["key"] == "demo-erp-parquet" && p["kind"] == "duckdb" {
+			dsn, _ = p["dsn_template"].(string)
+		}
+	}
+	if dsn != filepath.Join(files, "demo", "erp") {
+		t.Fatalf("no duckdb preset of the erp pack under the files root: %v", presets)
+	}
+	res, err := env.App.SeedDemo(context.Background(), app.DemoOptions{Workspace: "parquet-demo", Packs: []string{"erp"},
+		Dir: filepath.Join(root, "demo"), Format: "parquet", FilesDir: app.ParquetDemoDir(files)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc := res.Scans["erp"]; sc.Status != scan.StatusSucceeded || sc.DatasetsFailed != 0 || sc.DatasetsDone == 0 {
+		t.Fatalf("scan %+v", sc)
+	}
+	pack, err := sql.Open("sqlite", "file:"+filepath.Join(root, "demo", "demo-erp.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pack.Close()
+	var conns []map[string]any
+	env.Do(t, http.MethodGet, "/api/v1/connections", res.Token, nil).JSON(t, &conns)
+	connID := ""
+	for _, c := range conns {
+		if c["name"] == "demo-erp-parquet" && c["kind"] == "duckdb" {
+			connID = c["id"].(string)
+		}
+	}
+	if connID == "" {
+		t.Fatalf("connections %v", conns)
+	}
+	var ds []map[string]any
+	env.Do(t, http.MethodGet, "/api/v1/datasets?limit=500&connection_id="+connID, res.Token, nil).JSON(t, &ds)
+	rows, err := pack.Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		want[n+".parquet"] = -1
+	}
+	rows.Close()
+	for n := range want {
+		var c int64
+		if err := pack.QueryRow(`SELECT count(*) FROM "` + strings.TrimSuffix(n, ".parquet") + `"`).Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		want[n] = c
+	}
+	if len(ds) != len(want) || len(want) == 0 {
+		t.Fatalf("datasets %v, want one per table %v", ds, want)
+	}
+	for _, d := range ds {
+		var detail map[string]any
+		env.Do(t, http.MethodGet, "/api/v1/datasets/"+d["id"].(string), res.Token, nil).JSON(t, &detail)
+		n := d["table"].(string)
+		if d["schema"] != "files" || detail["row_count"] != float64(want[n]) || want[n] <= 0 {
+			t.Fatalf("%s.%s: %v rows, the pack has %d", d["schema"], n, detail["row_count"], want[n])
+		}
+	}
+	admin := env.MustSession(t, ws, vigia.RoleAdmin)
+	if r := env.Do(t, http.MethodPost, "/api/v1/connections", admin, map[string]any{"name": "erp-files", "kind": "duckdb", "dsn": dsn}); r.Status != 201 {
+		t.Fatalf("the preset's DSN: %d %s", r.Status, r.Body)
+	}
+}
