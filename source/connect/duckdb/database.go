@@ -355,8 +355,9 @@ func rewriteView(ctx context.Context, conn *sql.Conn, paths pathResolver, object
 	return copySQL, lineageSQL, found, nil
 }
 
-// attachDatabase re-creates its views in the memory
-// catalog (see sourceCatalog); it returns the session search_path every connection sets.
+// attachDatabase re-creates the attached database's views in the memory catalog (see
+// sourceCatalog) and sets the search_path on conn; it returns that search_path, which
+// every other connection of the pool sets too.
 func (d *dialect) attachDatabase(ctx context.Context, conn *sql.Conn) (string, error) {
 	objects, err := readObjects(ctx, conn)
 	if err != nil {
@@ -380,6 +381,7 @@ func (d *dialect) attachDatabase(ctx context.Context, conn *sql.Conn) (string, e
 		// The database has its own schema files: its names win, no file dataset is added.
 		d.noFiles = true
 	}
+	sourceSchemas := append([]string(nil), order...)
 	addSchema(source.FilesSchema)
 	var sp []string
 	for _, s := range order {
@@ -390,10 +392,8 @@ func (d *dialect) attachDatabase(ctx context.Context, conn *sql.Conn) (string, e
 		}
 		sp = append(sp, quote(memoryCatalog)+"."+quote(s))
 	}
-	for _, s := range order {
-		if s != source.FilesSchema {
-			sp = append(sp, quote(sourceCatalog)+"."+quote(s))
-		}
+	for _, s := range sourceSchemas {
+		sp = append(sp, quote(sourceCatalog)+"."+quote(s))
 	}
 	searchPath := strings.Join(sp, ",")
 	if _, err := conn.ExecContext(ctx, "SET search_path = "+literal(searchPath)); err != nil {

@@ -183,7 +183,7 @@ func Open(ctx context.Context, dsn string, opts source.Options) (source.Source, 
 
 // setup confines and configures the engine once for every connection of the pool (the
 // settings are global to the database instance, and locked); a database file is attached
-// first, and its views re-created once the confinement holds.
+// first, and its views re-created once the confinement holds and is locked.
 func setup(ctx context.Context, db *sql.DB, d *dialect, lim source.FilesLimits, file string, searchPath *atomic.Pointer[string]) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -206,15 +206,16 @@ func setup(ctx context.Context, db *sql.DB, d *dialect, lim source.FilesLimits, 
 			return classifyOpen(err)
 		}
 	}
+	// Locked before any SQL of the database file is bound.
+	if _, err := conn.ExecContext(ctx, "SET GLOBAL lock_configuration = true"); err != nil {
+		return classifyOpen(err)
+	}
 	if d.database {
 		sp, err := d.attachDatabase(ctx, conn)
 		if err != nil {
 			return err
 		}
 		searchPath.Store(&sp)
-	}
-	if _, err := conn.ExecContext(ctx, "SET GLOBAL lock_configuration = true"); err != nil {
-		return classifyOpen(err)
 	}
 	return nil
 }

@@ -443,6 +443,32 @@ func TestDatabaseFile(t *testing.T) {
 	}
 }
 
+// TestDatabaseFileWithItsOwnFilesSchema: a database with a schema named files keeps its
+// names; the files its views read are no datasets then, and still read in its directory.
+func TestDatabaseFileWithItsOwnFilesSchema(t *testing.T) {
+	root := t.TempDir()
+	w := writer(t)
+	w.SetMaxOpenConns(1)
+	file := filepath.Join(root, "own.duckdb")
+	exec(t, w, "COPY (SELECT 1 AS a UNION ALL SELECT 2) TO '"+filepath.Join(root, "x.parquet")+"' (FORMAT parquet)",
+		"SET file_search_path = '"+root+"'", "ATTACH '"+file+"' AS own", "USE own",
+		"CREATE SCHEMA files", "CREATE TABLE files.t AS SELECT 42 AS v",
+		"CREATE VIEW files.x AS SELECT a FROM 'x.parquet'", "USE memory", "DETACH own")
+	s := open(t, root, file)
+	tables, err := s.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) != 2 || find(t, tables, "files", "t").Kind != source.TableKindTable || find(t, tables, "files", "x").Kind != source.TableKindView {
+		t.Fatalf("tables %+v", tables)
+	}
+	for q, want := range map[string]int64{`SELECT v FROM "files"."t"`: 42, `SELECT count(*) FROM "files"."x"`: 2} {
+		if n, _, err := s.QueryInt(context.Background(), q); err != nil || n != want {
+			t.Fatalf("%s: %d %v", q, n, err)
+		}
+	}
+}
+
 func TestEngineVersion(t *testing.T) {
 	w := writer(t)
 	var v string
