@@ -150,10 +150,10 @@ WHERE database_name = '` + sourceCatalog + `' AND constraint_type IN ('PRIMARY K
 // foreignKeysSQL answers the declared foreign keys, one row per column pair in the key's
 // order (DuckDB's references stay in the table's schema).
 const foreignKeysSQL = `SELECT schema_name, table_name, coalesce(constraint_name, 'fk_' || constraint_index), referenced_table,
-  unnest(constraint_column_names), unnest(referenced_column_names)
-FROM duckdb_constraints()
+  constraint_column_names[k.i], referenced_column_names[k.i]
+FROM duckdb_constraints(), LATERAL range(1, len(constraint_column_names) + 1) AS k(i)
 WHERE database_name = '` + sourceCatalog + `' AND constraint_type = 'FOREIGN KEY'
-ORDER BY schema_name, table_name, constraint_index`
+ORDER BY schema_name, table_name, constraint_index, k.i`
 
 // Discover lists a database file's tables and views (views with their SQL, dialect duckdb,
 // for lineage), or creates (again) the directory's datasets as views of schema files and

@@ -352,6 +352,8 @@ func TestDatabaseFile(t *testing.T) {
 		"CREATE TABLE shop.main.customers (id INTEGER PRIMARY KEY, email VARCHAR UNIQUE, born DATE)",
 		"INSERT INTO shop.main.customers SELECT i, 'c' || i || '@x.pt', DATE '1980-01-01' + CAST(i AS INTEGER) FROM range(100) AS r(i)",
 		"CREATE TABLE shop.main.orders (id INTEGER PRIMARY KEY, region VARCHAR, customer_id INTEGER REFERENCES customers (id))",
+		"CREATE TABLE lines (invoice INTEGER, n INTEGER, PRIMARY KEY (n, invoice))",
+		"CREATE TABLE notes (id INTEGER, n INTEGER, invoice INTEGER, CONSTRAINT notes_line FOREIGN KEY (n, invoice) REFERENCES lines (n, invoice))",
 		"CREATE VIEW shop.main.big_sales AS SELECT id, amount FROM read_parquet('"+filepath.Join(lake, "sales", "**", "*.parquet")+"') WHERE amount > 100",
 		"CREATE VIEW shop.main.relative_sales AS SELECT id FROM read_parquet('sales/**/*.parquet')",
 		"CREATE VIEW shop.main.over_view AS SELECT count(*) AS n FROM relative_sales",
@@ -380,6 +382,11 @@ func TestDatabaseFile(t *testing.T) {
 		References: source.TableName{Schema: "main", Name: "customers"}, RefColumns: []string{"id"}}}
 	if fmt.Sprint(orders.ForeignKeys) != fmt.Sprint(wantFK) || len(cust.ForeignKeys) != 0 {
 		t.Fatalf("foreign keys %+v / %+v", orders.ForeignKeys, cust.ForeignKeys)
+	}
+	notes := find(t, tables, "main", "notes")
+	if len(notes.ForeignKeys) != 1 || fmt.Sprint(notes.ForeignKeys[0].Columns, notes.ForeignKeys[0].RefColumns) != "[n invoice] [n invoice]" ||
+		notes.ForeignKeys[0].References.Name != "lines" {
+		t.Fatalf("composite foreign key %+v", notes.ForeignKeys)
 	}
 	v := find(t, tables, "main", "big_sales")
 	if v.Kind != source.TableKindView || !strings.HasPrefix(v.ViewDefinition, "SELECT") || !strings.Contains(v.ViewDefinition, "read_parquet('sales/**/*.parquet')") {
