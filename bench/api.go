@@ -4,7 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/vigia-data/vigia"
@@ -97,6 +102,46 @@ func (p *PlainReads) DatasetByKey(ctx context.Context, id string) error {
 func (p *PlainReads) CountDatasets(ctx context.Context, ws string) error {
 	var n int
 	return p.pool.QueryRow(ctx, `SELECT count(*) FROM datasets WHERE workspace_id = $1`, ws).Scan(&n)
+}
+
+// BackendCPU is the CPU time the server's backends connected to this database have used
+// so far, by process id (Postgres on this machine: /proc/<pid>/stat); a bench takes the
+// difference over a phase for the database's own cost per request, which the load of
+// other processes does not change. Empty when the server's processes are not visible.
+func (p *PlainReads) BackendCPU(ctx context.Context) (map[int]time.Duration, error) {
+	rows, err := p.pool.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = current_database()`)
+	if err != nil {
+		return nil, err
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]time.Duration, len(pids))
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// Fields after the command's closing parenthesis: utime and stime are the 12th
+		// and 13th, in clock ticks (100 a second on Linux).
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 13 {
+			continue
+		}
+		ut, err1 := strconv.ParseInt(f[11], 10, 64)
+		st, err2 := strconv.ParseInt(f[12], 10, 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		out[int(pid)] = time.Duration(ut+st) * 10 * time.Millisecond
+	}
+	return out, nil
 }
 
 // DatabaseURL points databaseURL at the database name on the same server (a kept bench

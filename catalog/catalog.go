@@ -387,6 +387,10 @@ func RenderTitle(ctx context.Context, titles Titles, key string, params map[stri
 }
 
 // localize renders the dataset's open issues' titles in the request's language.
+// Localize renders d's issue titles in the caller's language, as Dataset returns them:
+// for a reader that loaded d itself (the detail's one-round-trip read).
+func (s *Service) Localize(ctx context.Context, d Dataset) Dataset { return s.localize(ctx, d) }
+
 func (s *Service) localize(ctx context.Context, d Dataset) Dataset {
 	for i, is := range d.Issues {
 		d.Issues[i].Title = RenderTitle(ctx, s.titles, is.TitleKey, is.TitleParams, is.Title)

@@ -180,6 +180,9 @@ type bounds struct {
 	// within remembers the documents (by their text) already found within the token and
 	// selection bounds, so that a query asked again is not lexed once more.
 	within *lru.LRU[bool]
+	// costs remembers the complexity of operations (by document text and operation
+	// name) whose variables cannot change it (variableFreeCost).
+	costs *lru.LRU[int]
 }
 
 var _ interface {
@@ -194,6 +197,7 @@ func (*bounds) ExtensionName() string { return "VigiaBounds" }
 func (b *bounds) Validate(es graphql.ExecutableSchema) error {
 	b.es = es
 	b.within = lru.New[bool](1000)
+	b.costs = lru.New[int](1000)
 	return nil
 }
 
@@ -272,10 +276,46 @@ func (b *bounds) MutateOperationContext(ctx context.Context, opCtx *graphql.Oper
 		err := vigia.Invalid(vigia.Field("value_error", nil, loc...))
 		return &gqlerror.Error{Err: err, Message: "value_error", Extensions: map[string]any{"code": vigia.CodeValidation}}
 	}
-	if c := complexity.Calculate(ctx, b.es, op, opCtx.Variables); c > MaxComplexity {
+	if c := b.complexity(ctx, opCtx); c > MaxComplexity {
 		return boundError(CodeQueryTooComplex, map[string]any{"complexity": c, "limit": MaxComplexity})
 	}
 	return nil
+}
+
+// complexity is the operation's complexity (fieldCost), computed once per document and
+// operation name when its variables cannot change it (variableFreeCost).
+func (b *bounds) complexity(ctx context.Context, opCtx *graphql.OperationContext) int {
+	op := opCtx.Operation
+	if b.costs == nil || !variableFreeCost(op) {
+		return complexity.Calculate(ctx, b.es, op, opCtx.Variables)
+	}
+	key := opCtx.OperationName + "\x00" + opCtx.RawQuery
+	if c, ok := b.costs.Get(ctx, key); ok {
+		return c
+	}
+	c := complexity.Calculate(ctx, b.es, op, opCtx.Variables)
+	b.costs.Add(ctx, key, c)
+	return c
+}
+
+// variableFreeCost reports whether no variable of op can change its complexity:
+// fieldCost reads only the limit and hops arguments (integers) and the lengths of list
+// arguments (also inside input objects and custom scalars such as JSON), so variables
+// that are a single ID, String, Boolean or enum value cannot reach it.
+func variableFreeCost(op *ast.OperationDefinition) bool {
+	for _, v := range op.VariableDefinitions {
+		if v.Type == nil || v.Type.Elem != nil {
+			return false
+		}
+		switch v.Type.NamedType {
+		case "ID", "String", "Boolean":
+			continue
+		}
+		if v.Definition == nil || v.Definition.Kind != ast.Enum {
+			return false
+		}
+	}
+	return true
 }
 
 // badArgument finds the first argument whose value holds bad text.

@@ -1,12 +1,14 @@
 package rest
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/suggest"
 )
 
 // DatasetOut is a dataset in lists.
@@ -185,7 +187,28 @@ func (s *Server) handleDatasetList(w http.ResponseWriter, r *http.Request, in *i
 	list(w, res.Total, out)
 }
 
+// DatasetDetailService reads a dataset's detail with its trust brief and open
+// suggestions at once (KindNotFound when the caller cannot see it).
+type DatasetDetailService interface {
+	DatasetDetail(ctx context.Context, id string) (catalog.Dataset, []suggest.Suggestion, error)
+}
+
 func (s *Server) handleDatasetGet(w http.ResponseWriter, r *http.Request, in *input) {
+	if s.deps.DatasetDetail != nil {
+		d, sgs, err := s.deps.DatasetDetail.DatasetDetail(r.Context(), in.Path("dataset_id"))
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		p, _ := vigia.PrincipalFrom(r.Context())
+		out := toDatasetDetailOut(d, catalog.DatasetAccessRole(p, d))
+		out.Suggestions = make([]SuggestionItemOut, 0, len(sgs))
+		for _, sg := range sgs {
+			out.Suggestions = append(out.Suggestions, s.toSuggestionOut(r, sg))
+		}
+		writeJSON(w, http.StatusOK, out)
+		return
+	}
 	d, err := s.deps.Trust.DatasetDetail(r.Context(), in.Path("dataset_id"))
 	if err != nil {
 		s.writeError(w, r, err)

@@ -68,10 +68,13 @@ type Deps struct {
 	Lineage     LineageService
 	Incidents   IncidentService
 	Trust       TrustService
-	Products    ProductService
-	Notify      NotifyService
-	OnCall      OnCallService
-	Tickets     TicketService
+	// DatasetDetail, when set, reads GET /datasets/{id} (the dataset, its trust brief and
+	// open suggestions) at once; otherwise Trust.DatasetDetail and Suggestions.Open do.
+	DatasetDetail DatasetDetailService
+	Products      ProductService
+	Notify        NotifyService
+	OnCall        OnCallService
+	Tickets       TicketService
 	// Orchestrators records pipeline runs and judges pipeline health.
 	Orchestrators OrchestratorService
 	// IDE answers editor extensions (metadata only).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vigia-data/vigia"
 	"github.com/vigia-data/vigia/catalog"
+	"github.com/vigia-data/vigia/internal/pgtx"
 )
 
 // CatalogStore implements catalog.Store.
@@ -190,6 +191,18 @@ func (s *CatalogStore) grants(ctx context.Context, v catalog.Viewer, ids []strin
 // issues, grants and last runs, in one round trip (a pgx.Batch): the other reads are
 // discarded when the first finds no dataset v can see.
 func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id string) (catalog.Dataset, error) {
+	b := &pgx.Batch{}
+	queueGenericPlans(ctx, b)
+	result := queueDatasetByID(b, v, id)
+	if err := s.db.q(ctx).SendBatch(ctx, b).Close(); err != nil {
+		return catalog.Dataset{}, translate(err)
+	}
+	return result()
+}
+
+// queueDatasetByID queues the reads of DatasetByID on b (after queueGenericPlans); once
+// the batch is read, result returns the dataset, or KindNotFound.
+func queueDatasetByID(b *pgx.Batch, v catalog.Viewer, id string) (result func() (catalog.Dataset, error)) {
 	var d catalog.Dataset
 	var found bool
 	var lastRun struct {
@@ -200,7 +213,6 @@ func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id str
 		at     *time.Time
 	}
 	var grants []catalog.DomainGrant
-	b := &pgx.Batch{}
 	// The row is picked by key first (OFFSET 0 keeps the step apart): run with a generic
 	// plan, the statement may otherwise walk the workspace's name index and filter every
 	// dataset of the workspace by id (as factsSQL; `vigia bench ide`).
@@ -282,22 +294,39 @@ func (s *CatalogStore) DatasetByID(ctx context.Context, v catalog.Viewer, id str
 		fks, err = scanForeignKeys(rows)
 		return err
 	})
-	if err := s.db.q(ctx).SendBatch(ctx, b).Close(); err != nil {
-		return catalog.Dataset{}, translate(err)
+	return func() (catalog.Dataset, error) {
+		if !found {
+			return catalog.Dataset{}, vigia.NotFound()
+		}
+		if len(grants) > 0 {
+			d.Grants = grants
+		}
+		d.RowCount, d.RowCountExact = lastRun.rc, lastRun.exact
+		if lastRun.scanID != nil && lastRun.code != nil && lastRun.at != nil {
+			d.LastFailure = &catalog.ProfileFailure{ScanID: *lastRun.scanID, Code: *lastRun.code, At: *lastRun.at}
+		}
+		m := map[string]catalog.Dataset{id: d}
+		applyForeignKeys(fks, m)
+		return m[id], nil
 	}
-	if !found {
-		return catalog.Dataset{}, vigia.NotFound()
+}
+
+// genericPlansSQL makes the rest of a batch's implicit transaction run its prepared
+// statements with their generic plans (cached per connection), never re-planned per
+// execution (pgx sends a batch with one Sync: one implicit transaction). Postgres keeps custom plans for statements whose generic plan it estimates
+// dearer, as it does for the detail's reads (the visibility condition's admin flag and
+// team ids are parameters): planning those costs several times their execution. Only
+// for reads by primary key, whose every step is an index probe of a key parameter
+// whatever the values; local to the batch (set_config's is_local), so it never leaks
+// to the connection's next user.
+const genericPlansSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`
+
+// queueGenericPlans queues genericPlansSQL as the first statement of b, unless ctx
+// carries a transaction, where the setting would outlive the batch.
+func queueGenericPlans(ctx context.Context, b *pgx.Batch) {
+	if _, inTx := pgtx.From(ctx); !inTx {
+		b.Queue(genericPlansSQL)
 	}
-	if len(grants) > 0 {
-		d.Grants = grants
-	}
-	d.RowCount, d.RowCountExact = lastRun.rc, lastRun.exact
-	if lastRun.scanID != nil && lastRun.code != nil && lastRun.at != nil {
-		d.LastFailure = &catalog.ProfileFailure{ScanID: *lastRun.scanID, Code: *lastRun.code, At: *lastRun.at}
-	}
-	m := map[string]catalog.Dataset{id: d}
-	applyForeignKeys(fks, m)
-	return m[id], nil
 }
 
 // foreignKeys fills the declared foreign keys of the datasets among ids and their
@@ -572,11 +601,14 @@ func HiddenExcludedSQL(datasetExpr string, wsParam, teamsParam, adminParam int) 
 // visibleRowSQL is vigia_dataset_visible's rule written inline, for reads of a few
 // datasets by id (the detail): one index probe of domain_datasets per row, where the
 // function (a SQL function the planner cannot inline) costs a re-planning of its body
-// per execution. Lists use HiddenExcludedSQL.
+// per execution. Lists use HiddenExcludedSQL. The admin flag is inside the NOT EXISTS,
+// not OR-ed with it: a plain NOT EXISTS is an anti-join that probes the row's
+// memberships, where `$admin OR NOT EXISTS` becomes a subplan that hashes every
+// restricted membership of the database on each execution.
 func visibleRowSQL(datasetExpr string, teamsParam, adminParam int) string {
-	return fmt.Sprintf(`($%[3]d OR NOT EXISTS (SELECT 1 FROM domain_datasets vis_dd JOIN domains vis_dm ON vis_dm.id = vis_dd.domain_id
-		WHERE vis_dd.dataset_id = %[1]s AND vis_dm.restricted
-		AND NOT EXISTS (SELECT 1 FROM domain_grants vis_g WHERE vis_g.domain_id = vis_dm.id AND vis_g.team_id = ANY($%[2]d::uuid[]))))`,
+	return fmt.Sprintf(`NOT EXISTS (SELECT 1 FROM domain_datasets vis_dd JOIN domains vis_dm ON vis_dm.id = vis_dd.domain_id
+		WHERE vis_dd.dataset_id = %[1]s AND NOT $%[3]d AND vis_dm.restricted
+		AND NOT EXISTS (SELECT 1 FROM domain_grants vis_g WHERE vis_g.domain_id = vis_dm.id AND vis_g.team_id = ANY($%[2]d::uuid[])))`,
 		datasetExpr, teamsParam, adminParam)
 }
 

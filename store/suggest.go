@@ -183,8 +183,12 @@ func (s *SuggestStore) Suggestions(ctx context.Context, v catalog.Viewer, catego
 
 // OpenOf implements suggest.Store: one read, no count.
 func (s *SuggestStore) OpenOf(ctx context.Context, v catalog.Viewer, datasetID string, limit int) ([]suggest.Suggestion, error) {
+	if !vigia.ValidID(datasetID) {
+		return []suggest.Suggestion{}, nil
+	}
 	f := visibleFilter("s.workspace_id", v)
-	f.add("s.dataset_id::text = $%d", datasetID)
+	// The uuid parameter, not the column as text: the (dataset_id) index answers.
+	f.add("s.dataset_id = $%d::uuid", datasetID)
 	f.add("s.status = $%d", suggest.StatusOpen)
 	args := append(f.args, limit)
 	rows, err := s.db.q(ctx).Query(ctx, suggestionSelect+` WHERE `+f.sql()+fmt.Sprintf(` ORDER BY s.created_at DESC, s.id LIMIT $%d`, len(args)), args...)
@@ -194,6 +198,13 @@ func (s *SuggestStore) OpenOf(ctx context.Context, v catalog.Viewer, datasetID s
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (suggest.Suggestion, error) { return scanSuggestion(r) })
 	return out, translate(err)
 }
+
+// openOfDetailSQL is OpenOf's read for the detail's batch: the dataset $2 of workspace
+// $1 (live, visible to teams $3 or admin $4, the rule written inline for one row), its
+// open suggestions, newest first, at most $5.
+var openOfDetailSQL = suggestionSelect + ` WHERE s.workspace_id = $1 AND s.dataset_id = $2::uuid AND s.status = '` + suggest.StatusOpen + `'
+	AND d.workspace_id = $1 AND d.dropped_at IS NULL AND ` + visibleRowSQL("d.id", 3, 4) + `
+	ORDER BY s.created_at DESC, s.id LIMIT $5`
 
 // Suggestion implements suggest.Store.
 func (s *SuggestStore) Suggestion(ctx context.Context, v catalog.Viewer, id string) (suggest.Suggestion, error) {

@@ -42,7 +42,7 @@ const usageSQL = `CASE WHEN qpd >= 100 OR c30 >= 100 THEN 'hot'
 // factsSQL reads every fact of a dataset in one statement: the latest verdict, score and
 // profile, profiles in 30 days, open and acknowledged issues (trust counts the standing
 // ones with quality.CountStanding, as the verdict does), reads, columns and domains.
-const factsSQL = `SELECT d.id::text, d.workspace_id::text, d.connection_id::text, d.schema_name, d.table_name, d.kind, d.created_at,
+var factsSQL = `SELECT d.id::text, d.workspace_id::text, d.connection_id::text, d.schema_name, d.table_name, d.kind, d.created_at,
 	d.latest_score, d.last_scan_at, d.queries_per_day, ` + layerSQL + `,
 	v.verdict, sc.dims, p.row_count, p.row_count_exact, p.latest_timestamp, p.profiled_at, coalesce(p30.n, 0),
 	EXISTS (SELECT 1 FROM rules r WHERE r.dataset_id = d.id AND r.active AND r.rule_type = 'row_count_min'
@@ -58,7 +58,7 @@ const factsSQL = `SELECT d.id::text, d.workspace_id::text, d.connection_id::text
 			'version', dm.version_major || '.' || dm.version_minor, 'owner', dm.owner_name) ORDER BY dm.name, dm.id)
 		FROM domain_datasets dd JOIN domains dm ON dm.id = dd.domain_id WHERE dd.dataset_id = d.id), '[]'),
 	EXISTS (SELECT 1 FROM contract_versions cv WHERE cv.dataset_id = d.id), cc.violations, coalesce(cc.version, '')
-	FROM datasets d
+	FROM (SELECT * FROM datasets WHERE id = ANY($2::uuid[]) OFFSET 0) d
 	LEFT JOIN contract_checks cc ON cc.dataset_id = d.id
 	LEFT JOIN LATERAL (SELECT verdict FROM verdicts WHERE dataset_id = d.id ORDER BY seq DESC LIMIT 1) v ON true
 	LEFT JOIN LATERAL (SELECT detail->'dimensions' AS dims FROM scores WHERE dataset_id = d.id ORDER BY seq DESC LIMIT 1) sc ON true
@@ -73,9 +73,7 @@ const factsSQL = `SELECT d.id::text, d.workspace_id::text, d.connection_id::text
 		FROM issues WHERE dataset_id = d.id AND status IN ('open', 'acknowledged')) iss ON true
 	LEFT JOIN LATERAL (SELECT count(DISTINCT consumption_id) FILTER (WHERE created_at >= $5::timestamptz - interval '30 days') AS n,
 		max(created_at) AS last_at FROM consumption_datasets WHERE dataset_id = d.id) cs ON true
-	WHERE d.workspace_id = $1 AND d.id = ANY($2::uuid[]) AND d.dropped_at IS NULL AND ($4 OR NOT EXISTS (SELECT 1 FROM domain_datasets vis_dd JOIN domains vis_dm ON vis_dm.id = vis_dd.domain_id
-		WHERE vis_dd.dataset_id = d.id AND vis_dm.restricted
-		AND NOT EXISTS (SELECT 1 FROM domain_grants vis_g WHERE vis_g.domain_id = vis_dm.id AND vis_g.team_id = ANY($3::uuid[]))))`
+	WHERE d.workspace_id = $1 AND d.dropped_at IS NULL AND ` + visibleRowSQL("d.id", 3, 4)
 
 // factIssue, factColumn and factDomain are the JSON aggregates of factsSQL.
 type factIssue struct {
@@ -103,12 +101,41 @@ type factDomain struct {
 }
 
 // Facts loads the facts of the viewer's datasets among ids in one statement.
+//
+// The rows are picked by key first (OFFSET 0 keeps the step apart) and the statement runs
+// with its generic plan (queueGenericPlans): one batch, one round trip.
 func (s *TrustStore) Facts(ctx context.Context, v catalog.Viewer, ids []string, now time.Time) (map[string]trust.Facts, error) {
-	rows, err := s.db.q(ctx).Query(ctx, factsSQL, v.WorkspaceID, ids, v.TeamIDs, v.Admin, now)
-	if err != nil {
+	var out map[string]trust.Facts
+	b := &pgx.Batch{}
+	queueGenericPlans(ctx, b)
+	queueFacts(b, v, ids, now, &out)
+	if err := s.db.q(ctx).SendBatch(ctx, b).Close(); err != nil {
 		return nil, translate(err)
 	}
-	defer rows.Close()
+	return out, nil
+}
+
+// factsOneSQL is factsSQL for one id (the array's first): planned for one row, its
+// visibility probes that row's memberships, where the generic plan for an array (ten rows
+// assumed) hashes every restricted membership of the database.
+var factsOneSQL = strings.Replace(factsSQL, "WHERE id = ANY($2::uuid[]) OFFSET 0", "WHERE id = ($2::uuid[])[1] OFFSET 0", 1)
+
+// queueFacts queues factsSQL (factsOneSQL for one id) on b (after queueGenericPlans);
+// out is set when the batch is read.
+func queueFacts(b *pgx.Batch, v catalog.Viewer, ids []string, now time.Time, out *map[string]trust.Facts) {
+	sql := factsSQL
+	if len(ids) == 1 {
+		sql = factsOneSQL
+	}
+	b.Queue(sql, v.WorkspaceID, ids, v.TeamIDs, v.Admin, now).Query(func(rows pgx.Rows) error {
+		var err error
+		*out, err = scanFacts(rows, now)
+		return err
+	})
+}
+
+// scanFacts reads the rows of factsSQL.
+func scanFacts(rows pgx.Rows, now time.Time) (map[string]trust.Facts, error) {
 	out := map[string]trust.Facts{}
 	for rows.Next() {
 		f := trust.Facts{Dimensions: map[string]*float64{}}

@@ -200,8 +200,26 @@ func (s *Service) DatasetDetail(ctx context.Context, id string) (catalog.Dataset
 	if scErr != nil {
 		return d, scErr
 	}
+	return withBrief(d, sc), nil
+}
+
+// Now is the time of the service's clock: the now a caller reading facts for
+// DetailOf reads them at.
+func (s *Service) Now() time.Time { return s.clock.Now() }
+
+// DetailOf is DatasetDetail from reads already made, for a reader that fetches them in
+// one round trip: d as catalog's Dataset returns it (visible to the caller) and f its
+// facts as Store.Facts reads them at now. The score does not weigh the pipelines writing
+// the dataset (decisions do), so f needs none.
+func (s *Service) DetailOf(d catalog.Dataset, f Facts, now time.Time) catalog.Dataset {
+	f.CountIssues()
+	return withBrief(d, s.renderScore(ComputeScore(f, now, s.cfg.Rules)))
+}
+
+// withBrief adds the trust brief of score sc to d.
+func withBrief(d catalog.Dataset, sc Score) catalog.Dataset {
 	d.Trust = &catalog.TrustBrief{Score: sc.Score, Grade: sc.Grade, Blockers: toItems(sc.Blockers), Warnings: toItems(sc.Warnings)}
-	return d, nil
+	return d
 }
 
 func toItems(fs []Finding) []catalog.TrustItem {

@@ -37,6 +37,7 @@ type apiBenchOpts struct {
 	Duration    time.Duration
 	Rounds      int
 	CPUProfile  string
+	Only        string
 }
 
 func benchAPICommand(stdout, stderr io.Writer) *cobra.Command {
@@ -62,6 +63,9 @@ func benchAPICommand(stdout, stderr io.Writer) *cobra.Command {
 				}
 				o.Compare = max(o.Compare, 100)
 			}
+			if o.Only != "" && o.Only != "s4" {
+				return errors.New("--only takes s4")
+			}
 			if o.Compare%100 != 0 {
 				return errors.New("--compare must be a positive multiple of 100")
 			}
@@ -81,7 +85,8 @@ func benchAPICommand(stdout, stderr io.Writer) *cobra.Command {
 	f.IntVar(&o.Connections, "connections", 16, "throughput: concurrent connections")
 	f.DurationVar(&o.Duration, "duration", 4*time.Second, "throughput: length of each measured phase")
 	f.IntVar(&o.Rounds, "rounds", 3, "throughput: rounds of each kind (pgx, REST, GraphQL), interleaved")
-	f.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the throughput phases to this file")
+	f.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the last round's REST detail phase to this file (GraphQL's to FILE.graphql)")
+	f.StringVar(&o.Only, "only", "", "s4: measure only the detail throughput (S4), not the latencies of S1-S3")
 	return cmd
 }
 
@@ -166,7 +171,9 @@ func runAPIBench(ctx context.Context, databaseURL string, o apiBenchOpts, out io
 	if err != nil {
 		return false, err
 	}
-	db, err := store.Open(ctx, benchURL)
+	// The service's statements and batches: round trips per request.
+	trips := &bench.RoundTrips{}
+	db, err := store.OpenTraced(ctx, benchURL, trips)
 	if err != nil {
 		return false, err
 	}
@@ -206,6 +213,21 @@ func runAPIBench(ctx context.Context, databaseURL string, o apiBenchOpts, out io
 	}
 	defer plain.Close()
 
+	pass := true
+	if o.Only == "" {
+		ok, err := apiLatencies(ctx, o, client, srv.URL, plain, big, small, out)
+		if err != nil {
+			return false, err
+		}
+		pass = ok
+	}
+	ok, err := apiThroughput(ctx, o, client, srv.URL, plain, trips, big, out)
+	return pass && ok, err
+}
+
+// apiLatencies measures S1-S3: one request at a time, the operations interleaved.
+func apiLatencies(ctx context.Context, o apiBenchOpts, client *http.Client, srvURL string, plain *bench.PlainReads,
+	big, small apiWorkspace, out io.Writer) (bool, error) {
 	r := rand.New(rand.NewPCG(42, 7))
 	offset := min(10000, o.Datasets-50)
 	type op struct {
@@ -214,7 +236,7 @@ func runAPIBench(ctx context.Context, databaseURL string, o apiBenchOpts, out io
 	}
 	get := func(w apiWorkspace, path string, wantTotal int) func() (time.Duration, error) {
 		return func() (time.Duration, error) {
-			d, _, err := apiGet(ctx, client, srv.URL+path, w.token, wantTotal)
+			d, _, err := apiGet(ctx, client, srvURL+path, w.token, wantTotal)
 			return d, err
 		}
 	}
@@ -309,6 +331,16 @@ func runAPIBench(ctx context.Context, databaseURL string, o apiBenchOpts, out io
 	pass = pass && ok
 	fmt.Fprintf(out, "S3 list p99 at %d vs %d datasets: grows %.2fx   [≤ 3x for 100x the catalog]  %s\n",
 		max(o.Datasets, o.Compare), min(o.Datasets, o.Compare), growth, verdict(ok))
+	return pass, nil
+}
+
+// apiThroughput measures S4: the detail's rate at o.Connections connections against a
+// plain pgx primary-key read and GraphQL for the same fields, rounds interleaved; with
+// each kind's round trips, process CPU and database backend CPU per request, which the
+// load of other processes does not change.
+func apiThroughput(ctx context.Context, o apiBenchOpts, client *http.Client, srvURL string, plain *bench.PlainReads,
+	trips *bench.RoundTrips, big apiWorkspace, out io.Writer) (bool, error) {
+	pass := true
 
 	// Throughput at o.Connections connections, the kinds interleaved round by round.
 	// GraphQL asks for every field of the REST detail it has (all but the trust brief).
@@ -317,51 +349,93 @@ func runAPIBench(ctx context.Context, databaseURL string, o apiBenchOpts, out io
 		columns { name position dataType nullable primaryKey partition clustering }
 		rowCount rowCountExact lastFailure { scanId code failedAt } scoreHistory { scanId score createdAt }
 		issues { id title type subtype severity status } } }`
+	gql, err := newGraphQLDetail(srvURL+"/graphql", big.token, gqlQuery)
+	if err != nil {
+		return false, err
+	}
 	kinds := []struct {
-		name string
-		do   func(r *rand.Rand) error
+		name    string
+		profile string
+		do      func(r *rand.Rand) error
 	}{
-		{"pgx primary-key read", func(r *rand.Rand) error {
+		{"pgx primary-key read", "", func(r *rand.Rand) error {
 			return plain.DatasetByKey(ctx, big.ids[r.IntN(len(big.ids))])
 		}},
-		{"REST GET /datasets/{id}", func(r *rand.Rand) error {
-			_, _, err := apiGet(ctx, client, srv.URL+"/api/v1/datasets/"+big.ids[r.IntN(len(big.ids))], big.token, -1)
+		{"REST GET /datasets/{id}", o.CPUProfile, func(r *rand.Rand) error {
+			_, _, err := apiGet(ctx, client, srvURL+"/api/v1/datasets/"+big.ids[r.IntN(len(big.ids))], big.token, -1)
 			return err
 		}},
-		{"GraphQL dataset(id), same fields", func(r *rand.Rand) error {
-			return apiGraphQL(ctx, client, srv.URL+"/graphql", big.token, gqlQuery, big.ids[r.IntN(len(big.ids))])
+		{"GraphQL dataset(id), same fields", o.CPUProfile + ".graphql", func(r *rand.Rand) error {
+			return gql.get(ctx, client, big.ids[r.IntN(len(big.ids))])
 		}},
 	}
-	for _, k := range kinds { // warm-up and shape check
+	// Warm-up and shape check: each answer in full (GraphQL's decoded, errors and id
+	// checked); the timed phases then read GraphQL's answers as lightly as REST's.
+	for _, id := range big.ids[:3] {
+		if err := apiGraphQL(ctx, client, srvURL+"/graphql", big.token, gqlQuery, id); err != nil {
+			return false, fmt.Errorf("GraphQL: %w", err)
+		}
+	}
+	for _, k := range kinds {
 		if err := k.do(rand.New(rand.NewPCG(1, 1))); err != nil {
 			return false, fmt.Errorf("%s: %w", k.name, err)
 		}
 	}
-	if o.CPUProfile != "" {
-		f, err := os.Create(o.CPUProfile)
-		if err != nil {
-			return false, err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return false, err
-		}
-		defer pprof.StopCPUProfile()
-	}
 	rates := make([][]float64, len(kinds))
+	type cost struct{ n, trips, cpu, dbCPU float64 }
+	costs := make([]cost, len(kinds))
 	fmt.Fprintf(out, "\nDetail throughput: %d connections, %v a phase, %d rounds interleaved\n", o.Connections, o.Duration, o.Rounds)
 	for round := 1; round <= o.Rounds; round++ {
 		for i, k := range kinds {
-			rate, err := throughput(ctx, o.Connections, o.Duration, k.do)
+			stop := func() {}
+			if o.CPUProfile != "" && k.profile != "" && round == o.Rounds {
+				f, err := os.Create(k.profile)
+				if err != nil {
+					return false, err
+				}
+				if err := pprof.StartCPUProfile(f); err != nil {
+					f.Close()
+					return false, err
+				}
+				stop = func() { pprof.StopCPUProfile(); f.Close() }
+			}
+			db0, err := plain.BackendCPU(ctx)
+			if err != nil {
+				stop()
+				return false, err
+			}
+			t0, cpu0 := trips.N(), processCPU()
+			rate, n, err := throughput(ctx, o.Connections, o.Duration, k.do)
+			cpu1, t1 := processCPU(), trips.N()
+			stop()
 			if err != nil {
 				return false, fmt.Errorf("%s: %w", k.name, err)
 			}
+			db1, err := plain.BackendCPU(ctx)
+			if err != nil {
+				return false, err
+			}
+			var dbCPU time.Duration
+			for pid, c := range db1 {
+				dbCPU += c - db0[pid]
+			}
 			rates[i] = append(rates[i], rate)
+			c := &costs[i]
+			c.n += float64(n)
+			c.trips += float64(t1 - t0)
+			c.cpu += float64(cpu1 - cpu0)
+			c.dbCPU += float64(dbCPU)
 			fmt.Fprintf(out, "  round %d %-34s %9.0f/s\n", round, k.name, rate)
 		}
 	}
+	fmt.Fprintf(out, "per request (all rounds): %-21s %12s %16s %16s\n", "", "round trips", "process CPU", "database CPU")
+	for i, k := range kinds {
+		c := costs[i]
+		fmt.Fprintf(out, "  %-44s %12.2f %14.0fµs %14.0fµs\n", k.name, c.trips/c.n, c.cpu/c.n/1e3, c.dbCPU/c.n/1e3)
+	}
+	fmt.Fprintf(out, "  (the service's own round trips: the pgx baseline's pool is not traced; process CPU includes the HTTP client)\n")
 	pgxRate, restRate, gqlRate := median(rates[0]), median(rates[1]), median(rates[2])
-	ok = restRate/pgxRate >= 0.08
+	ok := restRate/pgxRate >= 0.08
 	pass = pass && ok
 	fmt.Fprintf(out, "S4 detail: REST %.0f/s vs pgx %.0f/s = %.3fx   [≥ 0.08x]  %s\n", restRate, pgxRate, restRate/pgxRate, verdict(ok))
 	ok = gqlRate/restRate >= 0.9
@@ -372,7 +446,7 @@ func runAPIBench(ctx context.Context, databaseURL string, o apiBenchOpts, out io
 }
 
 // throughput runs do from conns goroutines for d and returns the completed calls per second.
-func throughput(ctx context.Context, conns int, d time.Duration, do func(r *rand.Rand) error) (float64, error) {
+func throughput(ctx context.Context, conns int, d time.Duration, do func(r *rand.Rand) error) (float64, int64, error) {
 	var n atomic.Int64
 	var firstErr error
 	var mu sync.Mutex
@@ -398,7 +472,7 @@ func throughput(ctx context.Context, conns int, d time.Duration, do func(r *rand
 		}()
 	}
 	wg.Wait()
-	return float64(n.Load()) / time.Since(start).Seconds(), firstErr
+	return float64(n.Load()) / time.Since(start).Seconds(), n.Load(), firstErr
 }
 
 // apiGet reads one answer; wantTotal ≥ 0 checks X-Total-Count.
@@ -428,6 +502,47 @@ func apiGet(ctx context.Context, client *http.Client, u, token string, wantTotal
 		}
 	}
 	return d, b, nil
+}
+
+// graphQLDetail asks GraphQL dataset(id) with a request body built once around the id
+// and checks an answer as cheaply as apiGet checks REST's: status 200 and the answer
+// opens with the dataset of that id (an error answer has no data first).
+type graphQLDetail struct {
+	url, token    string
+	before, after []byte
+}
+
+func newGraphQLDetail(u, token, query string) (graphQLDetail, error) {
+	q, err := json.Marshal(query)
+	if err != nil {
+		return graphQLDetail{}, err
+	}
+	return graphQLDetail{url: u, token: token, before: append(append([]byte(`{"query":`), q...), `,"variables":{"id":"`...),
+		after: []byte(`"}}`)}, nil
+}
+
+func (g graphQLDetail) get(ctx context.Context, client *http.Client, id string) error {
+	body := make([]byte, 0, len(g.before)+len(id)+len(g.after))
+	body = append(append(append(body, g.before...), id...), g.after...)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+g.token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	b, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		return err
+	}
+	if res.StatusCode != http.StatusOK || !bytes.HasPrefix(b, []byte(`{"data":{"dataset":{"id":"`+id+`"`)) {
+		return fmt.Errorf("graphql: status %d", res.StatusCode)
+	}
+	return nil
 }
 
 func apiGraphQL(ctx context.Context, client *http.Client, u, token, query, id string) error {
