@@ -11,9 +11,10 @@ import (
 // reading their rows (DuckDB's Parquet files: the row counts in the files' metadata). With
 // it, a profile at depth standard or deep of a table larger than its sample reads the data
 // once: the sample is drawn in the aggregate's own scan. Each row gets one uniform random
-// number; one list aggregate keeps, for the rows below the sample's rate, the sampled
-// columns' values and the hashes of those needing a distinct estimate, and the masks take a
-// random subset of about SampleSize of those rows, as in the one-statement sample plan.
+// number; one list aggregate keeps, for the rows below the sample's rate, the hashes of the
+// columns needing a distinct estimate, and for the rows below the masks' (smaller) rate
+// also the sampled columns' values: the masks take a random subset of about SampleSize of
+// the kept rows, as in the one-statement sample plan.
 // Every figure of the aggregate still comes from the scan (count(*) included); the
 // metadata only sets the rate.
 type OnePass interface {
@@ -52,6 +53,8 @@ type onePass struct {
 	parts []sampleExpr
 	from  string
 	rate  float64 // the share of rows kept
+	// masksRate is the share of rows whose values feed the masks (a subset of the kept).
+	masksRate float64
 }
 
 // planOnePass plans the single-pass sample of t when the dialect can count its rows from
@@ -79,19 +82,23 @@ func planOnePass(ctx context.Context, c *conn, t source.Table, cols []source.Col
 	if len(s.distinctCols) > 0 {
 		rows = max(rows, distinctSampleSize(req, len(s.distinctCols), n))
 	}
-	o := &onePass{s: s, from: op.SampleFrom(t, c.d.quote(onePassColumn)), rate: min(1, float64(rows)/float64(n)), dest: new(any)}
+	o := &onePass{s: s, from: op.SampleFrom(t, c.d.quote(onePassColumn)), rate: min(1, float64(rows)/float64(n)),
+		masksRate: min(1, float64(req.SampleSize)/float64(n)), dest: new(any)}
+	r := c.d.quote(onePassColumn)
+	below := func(rate float64) string { return r + " < " + strconv.FormatFloat(rate, 'g', -1, 64) }
 	o.parts = append(s.maskExprs(), s.hashExprs()...)
-	exprs := make([]string, len(o.parts))
-	o.names = make([]string, len(o.parts))
+	// The masks' rows are those below the masks rate (flag m): only they are read as text.
+	names, exprs := []string{"m"}, []string{below(o.masksRate)}
 	for j, e := range o.parts {
 		q := c.d.quote(cols[e.col].Name)
 		if e.hash {
-			o.names[j], exprs[j] = "h"+strconv.Itoa(j), c.d.hashValue(q, cols[e.col])
+			names, exprs = append(names, "h"+strconv.Itoa(j)), append(exprs, c.d.hashValue(q, cols[e.col]))
 		} else {
-			o.names[j], exprs[j] = "v"+strconv.Itoa(j), c.d.sampleValue(q)
+			names, exprs = append(names, "v"+strconv.Itoa(j)), append(exprs, "CASE WHEN "+below(o.masksRate)+" THEN "+c.d.sampleValue(q)+" END")
 		}
 	}
-	o.expr = op.SampleRows(o.names, exprs, c.d.quote(onePassColumn)+" < "+strconv.FormatFloat(o.rate, 'g', -1, 64))
+	o.names = names[1:]
+	o.expr = op.SampleRows(names, exprs, below(o.rate))
 	return o, nil
 }
 
@@ -104,14 +111,9 @@ func (o *onePass) finish(c *conn, p *source.TableProfile) error {
 		return c.resultError("profile")
 	}
 	*o.dest = nil
-	n := s.req.SampleSize
-	maskRate := 1.0
-	if len(list) > n {
-		maskRate = float64(n) / float64(len(list))
-	}
 	for _, a := range s.masks {
 		if a.det != nil {
-			a.det.ExpectValues(min(n, len(list)))
+			a.det.ExpectValues(min(s.req.SampleSize, len(list)))
 		}
 	}
 	var rv rawValue
@@ -122,7 +124,7 @@ func (o *onePass) finish(c *conn, p *source.TableProfile) error {
 		if !ok {
 			return c.resultError("profile")
 		}
-		toMasks := maskRate >= 1 || s.rng.Float64() < maskRate
+		toMasks, _ := row["m"].(bool)
 		if toMasks {
 			maskRows++
 		}
@@ -152,7 +154,7 @@ func (o *onePass) finish(c *conn, p *source.TableProfile) error {
 	}
 	// A rate of 1 kept every row the scan counted: the sample is the whole table.
 	full := o.rate >= 1 && int64(len(list)) == p.RowCount
-	masksFull := full && maskRate >= 1
+	masksFull := full && o.masksRate >= 1
 	p.SampleSize, p.SampleMethod = maskRows, source.SampleBernoulli
 	if masksFull {
 		p.SampleMethod = source.SampleFull
