@@ -146,7 +146,7 @@ func RunDuckDBProfile(ctx context.Context, o DuckDBProfileOptions, progress io.W
 		progress = io.Discard
 	}
 	rep.EngineInfo, rep.Runs = version, o.Runs
-	lim := source.FilesLimits{MemoryLimit: o.MemoryLimit, Threads: o.Threads}
+	// The connector's defaults, spelled out: the Parquet writer gets the same bounds.
 	rep.MemoryLimit, rep.Threads = o.MemoryLimit, o.Threads
 	if rep.MemoryLimit == "" {
 		rep.MemoryLimit = "1GB"
@@ -154,6 +154,7 @@ func RunDuckDBProfile(ctx context.Context, o DuckDBProfileOptions, progress io.W
 	if rep.Threads == 0 {
 		rep.Threads = 2
 	}
+	lim := source.FilesLimits{MemoryLimit: rep.MemoryLimit, Threads: rep.Threads}
 	if rep.LimitBytes, err = parseBytes(rep.MemoryLimit); err != nil {
 		return rep, err
 	}
@@ -417,7 +418,7 @@ func onlyTable(ctx context.Context, s source.Source, name string) (source.Table,
 		return source.Table{}, dbError(ctx, "discover", err)
 	}
 	for _, t := range tables {
-		if name == "" && len(tables) == 1 || t.Name == name {
+		if (name == "" && len(tables) == 1) || t.Name == name {
 			return t, nil
 		}
 	}
