@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -54,5 +55,52 @@ func TestLimiterRemembersHowLongABusyChannelTakes(t *testing.T) {
 	r3(6 * time.Second)
 	if _, took, ok := l.acquire("ws", "slow", t0.Add(20*time.Second)); !ok || took != 0 {
 		t.Fatalf("an idle channel forgets: ok %v took %v", ok, took)
+	}
+}
+
+func TestLimiterWaiterTakesTheSlotThatIsReleased(t *testing.T) {
+	l := newLimiter(10, 1)
+	r1, _, ok := l.acquire("ws", "a", time.Now())
+	if !ok {
+		t.Fatal("an idle channel refused a send")
+	}
+	got := make(chan bool)
+	go func() {
+		r, _, ok := l.acquireWithin(t.Context(), "ws", "a", time.Minute)
+		if ok {
+			defer r(0)
+		}
+		got <- ok
+	}()
+	// The waiter is parked until the slot is released, whatever the scheduling: it
+	// cannot have the slot before r1 gives it back.
+	select {
+	case ok := <-got:
+		t.Fatalf("the waiter returned (ok %v) while the channel's only slot was taken", ok)
+	case <-time.After(20 * time.Millisecond):
+	}
+	r1(time.Millisecond)
+	if !<-got {
+		t.Fatal("the waiter did not get the released slot")
+	}
+}
+
+func TestLimiterWaitIsBounded(t *testing.T) {
+	l := newLimiter(10, 1)
+	r1, _, _ := l.acquire("ws", "a", time.Now())
+	defer r1(0)
+	if _, _, ok := l.acquireWithin(t.Context(), "ws", "a", 5*time.Millisecond); ok {
+		t.Fatal("a full channel gave a second slot")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, _, ok := l.acquireWithin(ctx, "ws", "a", time.Minute); ok {
+		t.Fatal("a cancelled wait got a slot of a full channel")
+	}
+	// Another workspace's release does not hand out this channel's slot.
+	r2, _, _ := l.acquire("other", "b", time.Now())
+	r2(0)
+	if _, _, ok := l.acquireWithin(t.Context(), "ws", "a", 5*time.Millisecond); ok {
+		t.Fatal("a release elsewhere freed the full channel")
 	}
 }

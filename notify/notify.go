@@ -338,6 +338,10 @@ type Config struct {
 	// is at its bound (default 250 ms to 10 s; it grows with how long the delivery
 	// already waited).
 	SnoozeMin, SnoozeMax time.Duration
+	// BusyWait is how long a delivery may wait in the process for a slot of a busy
+	// receiver whose sends take no longer than that (default 250 ms) before it is
+	// snoozed: healthy busy receivers are fed without going back to the queue.
+	BusyWait time.Duration
 	// Expire skips a delivery that could not start within this long of its creation
 	// (default 6 h): the contract keeps no persisted queue for later resends.
 	Expire time.Duration
@@ -400,6 +404,9 @@ func NewService(store Store, tx Tx, jobs Enqueuer, box *secret.Box, msgs *i18n.C
 	}
 	if cfg.SnoozeMax < cfg.SnoozeMin {
 		cfg.SnoozeMax = max(cfg.SnoozeMin, 10*time.Second)
+	}
+	if cfg.BusyWait <= 0 {
+		cfg.BusyWait = 250 * time.Millisecond
 	}
 	if cfg.Expire <= 0 {
 		cfg.Expire = 6 * time.Hour

@@ -54,6 +54,11 @@ func (s *Service) Deliver(ctx context.Context, deliveryID string, lastRun bool) 
 		return JobOutcome{Snooze: item.NextAttemptAt.Sub(now), Code: "not_due"}, nil
 	}
 	release, took, ok := s.limits.acquire(item.WorkspaceID, item.ChannelID, time.Now())
+	if !ok && took <= s.cfg.BusyWait {
+		// A healthy receiver's slot frees within about one of its sends: wait for it here,
+		// up to twice that (BusyWait at most), rather than requeue the delivery.
+		release, took, ok = s.limits.acquireWithin(ctx, item.WorkspaceID, item.ChannelID, min(2*took+10*time.Millisecond, s.cfg.BusyWait))
+	}
 	if !ok {
 		return JobOutcome{Snooze: s.busySnooze(item, now, took), Code: "receiver_busy"}, nil
 	}
