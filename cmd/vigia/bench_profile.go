@@ -21,7 +21,7 @@ func profileBenchCommand(stdout, stderr io.Writer) *cobra.Command {
 			switch engine {
 			case "postgres":
 			case "duckdb":
-				return runDuckDBProfileBench(c, bench.DuckDBProfileOptions{DSN: o.DSN, Rows: o.Rows, Runs: o.Runs, Keep: o.Keep,
+				return runDuckDBProfileBench(c, bench.DuckDBProfileOptions{DSN: o.DSN, Database: o.Database, Rows: o.Rows, Runs: o.Runs, Keep: o.Keep,
 					Dir: dir, MemoryLimit: memoryLimit, Threads: threads}, stdout, stderr)
 			default:
 				return exitError{code: 2, msg: "--engine must be postgres or duckdb"}
@@ -37,6 +37,7 @@ func profileBenchCommand(stdout, stderr io.Writer) *cobra.Command {
 			return nil
 		}}
 	cmd.Flags().StringVar(&o.DSN, "dsn", "", "admin Postgres URL (default the local server)")
+	cmd.Flags().StringVar(&o.Database, "database", bench.DefaultProfileDatabase, "dedicated Postgres database of the benchmark table")
 	cmd.Flags().IntVar(&o.Rows, "rows", 5_000_000, "rows of the benchmark table")
 	cmd.Flags().IntVar(&o.Runs, "runs", 3, "timed rounds (medians are reported)")
 	cmd.Flags().BoolVar(&o.Keep, "keep", true, "keep the table so the next run skips building it")
