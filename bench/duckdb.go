@@ -86,7 +86,13 @@ type DuckDBProfileReport struct {
 	// RSS: the process's resident memory before the DuckDB connection opened, and its peak
 	// over the timed rounds (VmHWM after resetting it; -1 where /proc does not say).
 	RSSBefore, RSSPeak int64
-	LimitBytes         int64
+	// PhasePeaks is the peak RSS during each measurement ((a), (b), (b'), (d), (p)), the
+	// highest over the rounds: which of them the peak belongs to. GoSys is what the Go
+	// runtime holds from the system at the end (its heap and stacks: the rest is DuckDB's
+	// and the C allocator's).
+	PhasePeaks [5]int64
+	GoSys      int64
+	LimitBytes int64
 
 	ProfileVsHand     float64 // (d) / (b)
 	ProfileVsPostgres float64 // (d) / (p)
@@ -347,11 +353,15 @@ func measureDuckDB(ctx context.Context, o DuckDBProfileOptions, benchDSN, file s
 		}
 		var took [5]time.Duration // (a), (b), (b'), (d), (p)
 		timeIt := func(k int, step string, f func() error) error {
+			resetPeakRSS()
 			start := time.Now()
 			if err := f(); err != nil {
 				return dbError(ctx, step, err)
 			}
 			took[k] = time.Since(start)
+			peak := rssBytes("VmHWM")
+			rep.PhasePeaks[k] = max(rep.PhasePeaks[k], peak)
+			rep.RSSPeak = max(rep.RSSPeak, peak)
 			return nil
 		}
 		query := func(stmt string) func() error {
@@ -396,7 +406,9 @@ func measureDuckDB(ctx context.Context, o DuckDBProfileOptions, benchDSN, file s
 		}
 	}
 	rep.LoadAfter = loadAverage()
-	rep.RSSPeak = rssBytes("VmHWM")
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rep.GoSys = int64(ms.Sys)
 	rep.CountStar, rep.HandAggregate, rep.HandNoDistinct = newTiming(counts), newTiming(hands), newTiming(handsND)
 	rep.Profile, rep.Postgres = newTiming(profiles), newTiming(pgs)
 	rep.SampleSize, rep.SampleMethod = last.SampleSize, last.SampleMethod
@@ -565,6 +577,8 @@ func (r DuckDBProfileReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "profile DuckDB / profile Postgres: %.3f\n", r.ProfileVsPostgres)
 	fmt.Fprintf(w, "peak RSS %s, %s before the DuckDB connection opened: +%s against memory_limit %s: %s\n",
 		fmtBytes(r.RSSPeak), fmtBytes(r.RSSBefore), fmtBytes(r.RSSPeak-r.RSSBefore), r.MemoryLimit, pass(r.WithinMemoryLimit()))
+	fmt.Fprintf(w, "peak RSS by measurement: (a) %s, (b) %s, (b') %s, (d) %s, (p) %s; the Go runtime holds %s of it at the end\n",
+		fmtBytes(r.PhasePeaks[0]), fmtBytes(r.PhasePeaks[1]), fmtBytes(r.PhasePeaks[2]), fmtBytes(r.PhasePeaks[3]), fmtBytes(r.PhasePeaks[4]), fmtBytes(r.GoSys))
 	fmt.Fprintf(w, "both engines' exact figures (row count, null counts, min/max, lengths): %d/%d columns agree %s", r.Agree, r.Columns, pass(len(r.Mismatches) == 0))
 	if len(r.Mismatches) > 0 {
 		fmt.Fprintf(w, " (differ: %s)", strings.Join(r.Mismatches, ", "))

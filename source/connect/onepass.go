@@ -25,9 +25,11 @@ type OnePass interface {
 	// quoted), holding a uniform random number in [0, 1) per row.
 	SampleFrom(t source.Table, column string) string
 	// SampleRows is an aggregate expression: the list of the rows where cond holds, each a
-	// record of exprs under names (evaluated on those rows only), which the driver hands
-	// over as []any of map[string]any.
-	SampleRows(names, exprs []string, cond string) string
+	// record {m: maskCond, h: the list of hashes, v: the list of values where maskCond
+	// holds, else null}, evaluated on those rows only; the driver hands it over as []any of
+	// map[string]any with lists as []any (three fields per row: the sample's memory in Go is
+	// its values, not one map entry per column).
+	SampleRows(cond, maskCond string, hashes, values []string) string
 }
 
 // onePassColumn names the per-row random number of a one-pass profile.
@@ -46,13 +48,13 @@ func onePassOf(d dialect) OnePass {
 // onePass is a planned single-pass sample: its list aggregate, appended to the aggregate,
 // and where its values go.
 type onePass struct {
-	s     *sampler
-	expr  string
-	dest  *any
-	names []string
-	parts []sampleExpr
-	from  string
-	rate  float64 // the share of rows kept
+	s    *sampler
+	expr string
+	dest *any
+	// masks and hashes are the sample's values and hashes, in the order of the records' lists.
+	masks, hashes []sampleExpr
+	from          string
+	rate          float64 // the share of rows kept
 	// masksRate is the share of rows whose values feed the masks (a subset of the kept).
 	masksRate float64
 }
@@ -86,19 +88,16 @@ func planOnePass(ctx context.Context, c *conn, t source.Table, cols []source.Col
 		masksRate: min(1, float64(req.SampleSize)/float64(n)), dest: new(any)}
 	r := c.d.quote(onePassColumn)
 	below := func(rate float64) string { return r + " < " + strconv.FormatFloat(rate, 'g', -1, 64) }
-	o.parts = append(s.maskExprs(), s.hashExprs()...)
-	// The masks' rows are those below the masks rate (flag m): only they are read as text.
-	names, exprs := []string{"m"}, []string{below(o.masksRate)}
-	for j, e := range o.parts {
-		q := c.d.quote(cols[e.col].Name)
-		if e.hash {
-			names, exprs = append(names, "h"+strconv.Itoa(j)), append(exprs, c.d.hashValue(q, cols[e.col]))
-		} else {
-			names, exprs = append(names, "v"+strconv.Itoa(j)), append(exprs, "CASE WHEN "+below(o.masksRate)+" THEN "+c.d.sampleValue(q)+" END")
-		}
+	o.masks, o.hashes = s.maskExprs(), s.hashExprs()
+	values, hashes := make([]string, len(o.masks)), make([]string, len(o.hashes))
+	for j, e := range o.masks {
+		values[j] = c.d.sampleValue(c.d.quote(cols[e.col].Name))
 	}
-	o.names = names[1:]
-	o.expr = op.SampleRows(names, exprs, below(o.rate))
+	for j, e := range o.hashes {
+		hashes[j] = c.d.hashValue(c.d.quote(cols[e.col].Name), cols[e.col])
+	}
+	// The masks' rows are those below the masks rate: only they are read as text.
+	o.expr = op.SampleRows(below(o.rate), below(o.masksRate), hashes, values)
 	return o, nil
 }
 
@@ -119,30 +118,37 @@ func (o *onePass) finish(c *conn, p *source.TableProfile) error {
 	var rv rawValue
 	hs := hashScan{seed: s.seed}
 	maskRows := 0
-	for _, item := range list {
+	for i, item := range list {
 		row, ok := item.(map[string]any)
 		if !ok {
 			return c.resultError("profile")
 		}
+		list[i] = nil // what is read can go
 		toMasks, _ := row["m"].(bool)
 		if toMasks {
 			maskRows++
 		}
-		for j, e := range o.parts {
-			v := row[o.names[j]]
-			if e.hash {
-				if err := hs.Scan(v); err != nil {
-					return c.resultError("profile")
-				}
-				if !hs.null {
-					e.dist.hashes = append(e.dist.hashes, hs.h)
-				}
-				continue
+		hl, _ := row["h"].([]any)
+		if len(hl) != len(o.hashes) {
+			return c.resultError("profile")
+		}
+		for j, e := range o.hashes {
+			if err := hs.Scan(hl[j]); err != nil {
+				return c.resultError("profile")
 			}
-			if !toMasks {
-				continue
+			if !hs.null {
+				e.dist.hashes = append(e.dist.hashes, hs.h)
 			}
-			if err := rv.Scan(v); err != nil || rv.null {
+		}
+		if !toMasks {
+			continue
+		}
+		vl, _ := row["v"].([]any)
+		if len(vl) != len(o.masks) {
+			return c.resultError("profile")
+		}
+		for j, e := range o.masks {
+			if err := rv.Scan(vl[j]); err != nil || rv.null {
 				continue
 			}
 			e.mask.masks.AddBytes(rv.b)

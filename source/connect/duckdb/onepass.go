@@ -52,13 +52,11 @@ func (d *dialect) SampleFrom(t source.Table, column string) string {
 	return "(SELECT *, random() AS " + column + " FROM " + d.Table(t) + ") AS " + quote("t")
 }
 
-// SampleRows collects the rows where cond holds as structs; the CASE evaluates the struct
-// on those rows only, and the FILTER leaves the others out of the list (one filter for the
-// whole sample: DuckDB pays a FILTER per aggregate on every row).
-func (*dialect) SampleRows(names, exprs []string, cond string) string {
-	fields := make([]string, len(names))
-	for i := range names {
-		fields[i] = quote(names[i]) + " := " + exprs[i]
-	}
-	return "list(CASE WHEN " + cond + " THEN struct_pack(" + strings.Join(fields, ", ") + ") END) FILTER (WHERE " + cond + ")"
+// SampleRows collects the rows where cond holds as structs {m, h, v} of a flag and two
+// lists; the CASEs evaluate them on those rows only (the values on the masks' rows only),
+// and the FILTER leaves the other rows out of the list (one filter for the whole sample:
+// DuckDB pays a FILTER per aggregate on every row).
+func (*dialect) SampleRows(cond, maskCond string, hashes, values []string) string {
+	return "list(CASE WHEN " + cond + " THEN struct_pack(m := " + maskCond + ", h := [" + strings.Join(hashes, ", ") +
+		"], v := CASE WHEN " + maskCond + " THEN [" + strings.Join(values, ", ") + "] END) END) FILTER (WHERE " + cond + ")"
 }
