@@ -97,6 +97,8 @@ type SoakMinute struct {
 	P99MS      float64 `json:"p99_ms"`
 	RSSMiB     float64 `json:"rss_mib"`
 	HeapMiB    float64 `json:"heap_mib"`
+	GoMiB      float64 `json:"go_mib"`       // held by the Go runtime, not returned to the OS
+	FileMiB    float64 `json:"rss_file_mib"` // resident pages of mapped files (the binary)
 	Goroutines int     `json:"goroutines"`
 	Delivered  int     `json:"deliveries_received"`
 	ScanMS     float64 `json:"scan_ms"`
@@ -337,8 +339,8 @@ func runSoak(ctx context.Context, databaseURL string, o soakOpts, out io.Writer)
 	fmt.Fprintf(out, "Soak: %d periods of %v; %d requests/s by %d callers (REST list, detail, issues; GraphQL dataset; token and session\n"+
 		"alternating), a scan of %d SQLite tables each period, %d webhook deliveries/s to %d local TLS receivers (50 ms).\n",
 		o.Minutes, o.Period, o.Rate, o.Callers, o.Tables, eventsPerSecond*o.Receivers, o.Receivers)
-	fmt.Fprintf(out, "%6s %8s %6s %9s %9s %9s %10s %10s %9s %8s\n", "minute", "requests", "errors", "p99 ms", "RSS MiB", "heap MiB",
-		"goroutines", "deliveries", "scan ms", "not sent")
+	fmt.Fprintf(out, "%6s %8s %6s %9s %9s %9s %9s %9s %10s %10s %9s %8s\n", "minute", "requests", "errors", "p99 ms", "RSS MiB",
+		"Go MiB", "file MiB", "heap MiB", "goroutines", "deliveries", "scan ms", "not sent")
 	var scanErrs int
 	for m := 1; m <= o.Minutes; m++ {
 		periodEnd := time.Now().Add(o.Period)
@@ -367,14 +369,15 @@ func runSoak(ctx context.Context, databaseURL string, o soakOpts, out io.Writer)
 		s.ScanMS = ms(scanTook)
 		s.P99MS = ms(p99(s.lat))
 		s.RSSMiB, s.HeapMiB, s.Goroutines = rssMiB(), heapMiB(), runtime.NumGoroutine()
+		s.GoMiB, s.FileMiB = goMappedMiB(), rssFileMiB()
 		delivered := int(rec.n.Load())
 		for _, prev := range res.Series {
 			delivered -= prev.Delivered
 		}
 		s.Delivered = delivered
 		res.Series = append(res.Series, *s)
-		fmt.Fprintf(out, "%6d %8d %6d %9.1f %9.1f %9.1f %10d %10d %9.0f %8d\n", m, s.Requests, s.Errors, s.P99MS, s.RSSMiB, s.HeapMiB,
-			s.Goroutines, s.Delivered, s.ScanMS, s.Skipped)
+		fmt.Fprintf(out, "%6d %8d %6d %9.1f %9.1f %9.1f %9.1f %9.1f %10d %10d %9.0f %8d\n", m, s.Requests, s.Errors, s.P99MS, s.RSSMiB,
+			s.GoMiB, s.FileMiB, s.HeapMiB, s.Goroutines, s.Delivered, s.ScanMS, s.Skipped)
 	}
 	stopLoad()
 	load.Wait()
