@@ -47,7 +47,8 @@ func benchSoakCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: "Runs the service in-process on a database created for the run next to DATABASE_URL's (dropped afterwards) and loads it\n" +
 			"for --minutes: REST and GraphQL reads by an API token and by a session, a scan of a SQLite source every minute, and\n" +
 			"webhook deliveries to local TLS receivers answering after 50 ms. Prints one line a minute (requests, errors, p99, RSS,\n" +
-			"live heap, goroutines, deliveries, scan time) and the verdicts: zero errors; RSS and goroutines of the last 10 minutes\n" +
+			"what of it the Go runtime holds and the binary's pages, heap in use, goroutines, deliveries, scan time; RSS, Go and\n" +
+			"goroutines are medians of a sample every second of the minute) and the verdicts: zero errors; RSS and goroutines of the last 10 minutes\n" +
 			"within 5% of the 10 before; p99 of the last 10 minutes ≤ 1.2× the first 10 (below 30 minutes the windows are thirds of\n" +
 			"the run). Exit status 3 when a verdict fails.",
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -105,6 +106,10 @@ type SoakMinute struct {
 	Skipped    int     `json:"requests_not_sent"`
 
 	lat []time.Duration
+	// rss, goMiB and gor are the samples taken every second of the period; the series
+	// reports their medians, so that one sample taken while a scan or a burst of sends
+	// is in flight does not stand for the whole period.
+	rss, goMiB, gor []float64
 }
 
 // SoakResult is what `vigia bench soak` measured.
@@ -316,6 +321,21 @@ func runSoak(ctx context.Context, databaseURL string, o soakOpts, out io.Writer)
 			}
 		}
 	})
+	load.Go(func() { // the memory and goroutine samples, every second
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-loadCtx.Done():
+				return
+			case <-t.C:
+			}
+			rss, gm, g := rssMiB(), goMappedMiB(), float64(runtime.NumGoroutine())
+			mu.Lock()
+			cur.rss, cur.goMiB, cur.gor = append(cur.rss, rss), append(cur.goMiB, gm), append(cur.gor, g)
+			mu.Unlock()
+		}
+	})
 	var hookErrs atomic.Int64
 	load.Go(func() { // the webhook events, as a scan writes them
 		t := time.NewTicker(time.Second)
@@ -368,8 +388,11 @@ func runSoak(ctx context.Context, databaseURL string, o soakOpts, out io.Writer)
 		}
 		s.ScanMS = ms(scanTook)
 		s.P99MS = ms(p99(s.lat))
-		s.RSSMiB, s.HeapMiB, s.Goroutines = rssMiB(), heapMiB(), runtime.NumGoroutine()
-		s.GoMiB, s.FileMiB = goMappedMiB(), rssFileMiB()
+		if len(s.rss) == 0 { // a period shorter than a second
+			s.rss, s.goMiB, s.gor = []float64{rssMiB()}, []float64{goMappedMiB()}, []float64{float64(runtime.NumGoroutine())}
+		}
+		s.RSSMiB, s.GoMiB, s.Goroutines = median(s.rss), median(s.goMiB), int(math.Round(median(s.gor)))
+		s.HeapMiB, s.FileMiB = heapMiB(), rssFileMiB()
 		delivered := int(rec.n.Load())
 		for _, prev := range res.Series {
 			delivered -= prev.Delivered
