@@ -393,6 +393,7 @@ func runSoak(ctx context.Context, databaseURL string, o soakOpts, out io.Writer)
 		}
 		s.RSSMiB, s.GoMiB, s.Goroutines = median(s.rss), median(s.goMiB), int(math.Round(median(s.gor)))
 		s.HeapMiB, s.FileMiB = heapMiB(), rssFileMiB()
+		rec.forget(time.Now().Add(-2 * time.Minute))
 		delivered := int(rec.n.Load())
 		for _, prev := range res.Series {
 			delivered -= prev.Delivered
