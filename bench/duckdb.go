@@ -270,21 +270,6 @@ func exportParquet(ctx context.Context, db *sql.DB, dir, file string, lim source
 	return nil
 }
 
-// duckType is DuckDB's type for a benchmark column's Postgres type.
-func duckType(pgType string) string {
-	switch pgType {
-	case "numeric(12,2)":
-		return "DECIMAL(12,2)"
-	case "double precision":
-		return "DOUBLE"
-	case "timestamptz":
-		return "TIMESTAMPTZ"
-	case "text":
-		return "VARCHAR"
-	}
-	return strings.ToUpper(pgType)
-}
-
 // duckHandAggregateSQL is (b) in DuckDB: the standard profile's statistics (count, null
 // counts, min/max, text lengths) and DuckDB's own approximate distinct count of every
 // column, in one statement written by hand.

@@ -51,3 +51,18 @@ func writeParquet(ctx context.Context, csvPath, out string, cols []benchColumn, 
 }
 
 func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// duckType is DuckDB's type for a benchmark column's Postgres type.
+func duckType(pgType string) string {
+	switch pgType {
+	case "numeric(12,2)":
+		return "DECIMAL(12,2)"
+	case "double precision":
+		return "DOUBLE"
+	case "timestamptz":
+		return "TIMESTAMPTZ"
+	case "text":
+		return "VARCHAR"
+	}
+	return strings.ToUpper(pgType)
+}
