@@ -5,7 +5,7 @@ SHA      ?= $(shell git rev-parse --short=7 HEAD 2>/dev/null || echo 0000000)
 LDFLAGS  := -X main.version=$(VERSION) -X main.buildSHA=$(SHA)
 PKGS     := ./...
 # The DuckDB connector (cgo, ~70 MB) is built only with this tag: the served binary has it,
-# and the gate compiles and runs its packages (and the app's DuckDB tests) with it too.
+# and the gate compiles and runs its packages (and the DuckDB tests of app and cmd/vigia) with it too.
 DUCKDB_TAGS := -tags duckdb
 DUCKDB_PKGS := ./source/connect/duckdb/... ./rulesql/ ./lineage/sqllineage/duckview/
 
@@ -23,7 +23,7 @@ run: build
 test: ## all tests with the race detector
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 	$(GO) test -race -count=1 -timeout 30m $(DUCKDB_TAGS) $(DUCKDB_PKGS)
-	$(GO) test -count=1 -timeout 30m $(DUCKDB_TAGS) -run 'DuckDB' ./app
+	$(GO) test -count=1 -timeout 30m $(DUCKDB_TAGS) -run 'DuckDB' ./app ./cmd/vigia
 
 lint: fmt vet staticcheck
 

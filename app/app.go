@@ -264,6 +264,9 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*App, error) {
 	a.Dashboards = dashboard.NewService(db.Dashboard(), a.Finops, clock)
 	a.Catalog = catalog.NewService(db.Catalog(), a.Messages)
 	a.Connections = connection.NewService(db.Connections(), box, newSources(cfg), clock, demoPacks())
+	if cfg.FilesRoot != "" {
+		a.Connections.OfferParquetDemos(ParquetDemoDir(cfg.FilesRoot))
+	}
 	scanCfg := scan.Config{MaxActivePerWorkspace: cfg.MaxActiveScans, Quota: a.Plans.AllowScan}
 	a.Rules = rule.NewService(db.Rules(), a.Catalog, a.Connections, msgs, clock)
 	a.Validation = validate.NewService(a.Catalog, db.Rules(), a.Connections, clock)

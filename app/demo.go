@@ -11,6 +11,7 @@ import (
 	"github.com/vigia-data/vigia/connection"
 	"github.com/vigia-data/vigia/demo"
 	"github.com/vigia-data/vigia/scan"
+	"github.com/vigia-data/vigia/source"
 )
 
 // DemoOptions says which demo to build.
@@ -21,6 +22,12 @@ type DemoOptions struct {
 	Dir string
 	// PostgresDSN, when set, builds the packs in that Postgres database instead.
 	PostgresDSN string
+	// Format "parquet" writes each pack as Parquet files, one per table, in
+	// FilesDir/<pack> (FilesDir must be inside the files root), and adds it as a duckdb
+	// connection demo-<pack>-parquet; it needs a build with the duckdb connector. ""
+	// or "sqlite" is the SQLite file.
+	Format   string
+	FilesDir string
 	// Progress receives each scan's progress.
 	Progress func(pack string, sc scan.Scan)
 }
@@ -65,6 +72,9 @@ func (a *App) SeedDemo(ctx context.Context, o DemoOptions) (DemoResult, error) {
 			return res, err
 		}
 		name := "demo-" + key
+		if kind == string(source.DuckDB) {
+			name = connection.ParquetPresetKey(key)
+		}
 		c, err := a.Connections.Connection(actx, name)
 		if vigia.IsKind(err, vigia.KindNotFound) {
 			c, err = a.Connections.Add(actx, connection.AddInput{Name: name, Kind: kind, DSN: dsn, Test: true})
@@ -86,7 +96,7 @@ func (a *App) SeedDemo(ctx context.Context, o DemoOptions) (DemoResult, error) {
 		}
 		res.Scans[key] = sc
 		res.Datasets += sc.DatasetsDone
-		if fresh {
+		if fresh && kind != string(source.DuckDB) {
 			if err := a.mutatePack(ctx, o, kind, dsn, key); err != nil {
 				return res, err
 			}
@@ -98,6 +108,14 @@ func (a *App) SeedDemo(ctx context.Context, o DemoOptions) (DemoResult, error) {
 
 // buildPack builds a pack's source when it does not exist yet.
 func (a *App) buildPack(ctx context.Context, o DemoOptions, key string) (kind, dsn string, fresh bool, err error) {
+	switch {
+	case o.Format == "parquet" && o.PostgresDSN != "":
+		return "", "", false, vigia.Invalid(vigia.Field("enum", nil, "format"))
+	case o.Format == "parquet":
+		return a.buildParquetPack(ctx, o, key)
+	case o.Format != "" && o.Format != "sqlite":
+		return "", "", false, vigia.Invalid(vigia.Field("enum", nil, "format"))
+	}
 	if o.PostgresDSN != "" {
 		db, err := sql.Open("pgx", o.PostgresDSN)
 		if err != nil {
@@ -147,4 +165,50 @@ func (a *App) mutatePack(ctx context.Context, o DemoOptions, kind, dsn, key stri
 	}
 	defer db.Close()
 	return demo.Mutate(ctx, db, kind, key)
+}
+
+// ParquetDemoDir is where the demo packs as Parquet files go under the files root (one
+// directory per pack): what /connections/presets offers and `vigia demo --format parquet`
+// writes.
+func ParquetDemoDir(filesRoot string) string { return filepath.Join(filesRoot, "demo") }
+
+// writeParquetPack writes each table of a demo pack's SQLite file as dir/<table>.parquet;
+// nil in a build without the duckdb connector (app/demo_parquet_duckdb.go sets it).
+var writeParquetPack func(ctx context.Context, sqliteFile, dir string) error
+
+// buildParquetPack writes a pack as Parquet files in FilesDir/<pack>, from its SQLite
+// file in Dir (built first when missing), unless the directory exists already.
+func (a *App) buildParquetPack(ctx context.Context, o DemoOptions, key string) (kind, dsn string, fresh bool, err error) {
+	if writeParquetPack == nil {
+		return "", "", false, vigia.Invalid(vigia.Field("enum", nil, "format")) // not in a build without DuckDB
+	}
+	if o.FilesDir == "" {
+		return "", "", false, vigia.Invalid(vigia.Field("missing", nil, "files_dir"))
+	}
+	dir := connection.ParquetDemoDir(o.FilesDir, key)
+	if _, err := os.Stat(dir); err == nil {
+		return string(source.DuckDB), dir, false, nil
+	}
+	sq := o
+	sq.Format = ""
+	_, sqliteFile, _, err := a.buildPack(ctx, sq, key)
+	if err != nil {
+		return "", "", false, err
+	}
+	if err := os.MkdirAll(o.FilesDir, 0o755); err != nil {
+		return "", "", false, vigia.Internal(err)
+	}
+	tmp := dir + ".building"
+	_ = os.RemoveAll(tmp)
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return "", "", false, vigia.Internal(err)
+	}
+	if err := writeParquetPack(ctx, sqliteFile, tmp); err != nil {
+		_ = os.RemoveAll(tmp)
+		return "", "", false, err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", "", false, vigia.Internal(err)
+	}
+	return string(source.DuckDB), dir, true, nil
 }

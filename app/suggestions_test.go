@@ -152,9 +152,12 @@ func TestSuggestionsWithRehearsals(t *testing.T) {
 		t.Fatalf("rows after the blocked rehearsals: %d %v", n, err)
 	}
 
-	// Nothing but counts is stored: no value, no SQL, no predicate.
+	// Nothing but counts is stored: no value, no SQL, no predicate. Ids and times are left
+	// out of the text searched: their digits may hold "912" by chance.
 	var stored string
-	if err := e.DB.Pool().QueryRow(t.Context(), `SELECT row_to_json(s)::text FROM suggestions s WHERE id = $1`, sg.ID).Scan(&stored); err != nil {
+	if err := e.DB.Pool().QueryRow(t.Context(), `SELECT (to_jsonb(s) - 'id' - 'workspace_id' - 'dataset_id' - 'rule_id'
+		- 'created_at' - 'updated_at' || jsonb_build_object('rehearsal', s.rehearsal - 'ran_at' - 'requested_at' - 'actor'))::text
+		FROM suggestions s WHERE id = $1`, sg.ID).Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{"912", "+351", "SELECT", "pg_sleep", "outra", "DELETE", "md5"} {

@@ -5,6 +5,7 @@ package connection
 
 import (
 	"context"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -231,7 +232,17 @@ type Service struct {
 	open  Sources
 	clock vigia.Clock
 	packs []DemoPack
+	// parquetDemoDir is where `vigia demo --format parquet` writes each pack's Parquet
+	// files (one directory per pack under the files root); "" offers no such preset.
+	parquetDemoDir string
 }
+
+// OfferParquetDemos makes Presets list, when this build has the duckdb connector, each
+// demo pack as Parquet files in dir/<pack> (see ParquetDemoDir).
+func (s *Service) OfferParquetDemos(dir string) { s.parquetDemoDir = dir }
+
+// ParquetDemoDir is the directory of a pack's Parquet files under dir.
+func ParquetDemoDir(dir, pack string) string { return filepath.Join(dir, pack) }
 
 // NewService returns the connection service; packs are the demo packs offered.
 func NewService(store Store, box *secret.Box, open Sources, clock vigia.Clock, packs []DemoPack) *Service {
@@ -265,15 +276,29 @@ const (
 	StateNotBuiltIn = "not_built_in"
 )
 
-// Presets lists example sources: each demo pack as a SQLite file Vigia builds itself.
+// Presets lists example sources: each demo pack as a SQLite file Vigia builds itself and,
+// when this build has the duckdb connector and a files root, as a directory of Parquet
+// files (one per table) that `vigia demo --pack KEY --format parquet` writes under the
+// files root: its DSN template is that directory, a duckdb connection's DSN as is.
 func (s *Service) Presets() []Preset {
-	out := make([]Preset, 0, len(s.packs))
+	out := make([]Preset, 0, 2*len(s.packs))
 	for _, p := range s.packs {
 		out = append(out, Preset{Key: "demo-" + p.Key, Name: p.Name, Kind: "sqlite", Description: p.Description,
 			DSNTemplate: "vigia demo --pack " + p.Key})
 	}
+	if _, ok := s.open.Drivers()[source.DuckDB]; !ok || s.parquetDemoDir == "" {
+		return out
+	}
+	for _, p := range s.packs {
+		out = append(out, Preset{Key: ParquetPresetKey(p.Key), Name: p.Name + " (Parquet)", Kind: string(source.DuckDB),
+			Description: p.Description + " As Parquet files, one per table: `vigia demo --pack " + p.Key + " --format parquet` writes them here and scans them.",
+			DSNTemplate: ParquetDemoDir(s.parquetDemoDir, p.Key)})
+	}
 	return out
 }
+
+// ParquetPresetKey is the preset key (and demo connection name) of a pack as Parquet files.
+func ParquetPresetKey(pack string) string { return "demo-" + pack + "-parquet" }
 
 var countryRE = regexp.MustCompile(`^[A-Z]{2}$`)
 

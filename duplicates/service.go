@@ -367,7 +367,8 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, scan
 	if err := s.store.ReplaceClusters(ctx, workspaceID, connectionID, clusters); err != nil {
 		return err
 	}
-	return s.RunAcross(ctx, workspaceID)
+	// The scanned connection's tables were just read: not again for the cross clusters.
+	return s.runAcross(ctx, workspaceID, connectionID, tables)
 }
 
 // RunAcross computes the workspace's cross-connection clusters again: every connection
@@ -378,6 +379,12 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, scan
 // connections leave no cross-connection cluster. A source that cannot be opened or a
 // table that cannot be read contributes nothing (logged without values).
 func (s *Service) RunAcross(ctx context.Context, workspaceID string) error {
+	return s.runAcross(ctx, workspaceID, "", nil)
+}
+
+// runAcross is RunAcross with the tables of one connection (known, non-empty id)
+// already read.
+func (s *Service) runAcross(ctx context.Context, workspaceID, known string, knownTables []catalog.Dataset) error {
 	conns, err := s.store.TableConnections(ctx, workspaceID)
 	if err != nil {
 		return err
@@ -388,9 +395,11 @@ func (s *Service) RunAcross(ctx context.Context, workspaceID string) error {
 	}
 	var with []connPlans
 	for _, id := range conns {
-		tables, err := s.store.ConnectionTables(ctx, workspaceID, id)
-		if err != nil {
-			return err
+		tables := knownTables
+		if known == "" || id != known {
+			if tables, err = s.store.ConnectionTables(ctx, workspaceID, id); err != nil {
+				return err
+			}
 		}
 		var plans []Plan
 		for _, d := range tables {

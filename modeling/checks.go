@@ -48,6 +48,71 @@ type Table struct {
 // other datasets of the same scan (others may include t itself). Only tables are
 // checked: a view's design is its query's. Findings come in check order.
 func Check(t Table, others []catalog.Dataset) []Finding {
+	return CheckIn(t, NewScope(others))
+}
+
+// Scope is what the checks read of the other datasets of a scan, counted once
+// (NewScope) so that checking every dataset of a 10,000-table scan costs a lookup per
+// dataset, not a pass over all the others.
+type Scope struct {
+	ids map[string]bool
+	// schemas: per connection and schema, its tables' names and layer prefixes.
+	schemas map[[2]string]*schemaTables
+	// columns: per column name, the key-like text and numeric columns' classes and types.
+	columns map[string]*columnClasses
+}
+
+type schemaTables struct {
+	tables, prefixed int
+	byPrefix         map[string]int
+	names            map[string]bool
+}
+
+type columnClasses struct {
+	byClass map[string]int
+	typeOf  map[string]map[string]int
+}
+
+// NewScope counts the datasets of a scan (t itself may be among them) for CheckIn.
+func NewScope(others []catalog.Dataset) *Scope {
+	sc := &Scope{ids: make(map[string]bool, len(others)), schemas: map[[2]string]*schemaTables{}, columns: map[string]*columnClasses{}}
+	for _, o := range others {
+		sc.ids[o.ID] = true
+		if o.Kind == "table" {
+			k := [2]string{o.ConnectionID, o.Schema}
+			st := sc.schemas[k]
+			if st == nil {
+				st = &schemaTables{byPrefix: map[string]int{}, names: map[string]bool{}}
+				sc.schemas[k] = st
+			}
+			st.names[strings.ToLower(o.Table)] = true
+			st.tables++
+			if p := layerOf(o.Table); p != "" {
+				st.prefixed++
+				st.byPrefix[p]++
+			}
+		}
+		for _, oc := range o.Columns {
+			if oc.Class != classText && oc.Class != classNumeric {
+				continue
+			}
+			cc := sc.columns[oc.Name]
+			if cc == nil {
+				cc = &columnClasses{byClass: map[string]int{}, typeOf: map[string]map[string]int{}}
+				sc.columns[oc.Name] = cc
+			}
+			cc.byClass[oc.Class]++
+			if cc.typeOf[oc.Class] == nil {
+				cc.typeOf[oc.Class] = map[string]int{}
+			}
+			cc.typeOf[oc.Class][oc.DataType]++
+		}
+	}
+	return sc
+}
+
+// CheckIn is Check against a scope counted once for the whole scan.
+func CheckIn(t Table, others *Scope) []Finding {
 	d := t.Dataset
 	if d.Kind != "table" || len(d.Columns) == 0 {
 		return nil
@@ -105,24 +170,15 @@ func (t Table) named(name string) string {
 // layerPrefix: a table without a layer prefix in a schema of three tables or more where
 // at least two thirds carry one. The fix renames it with the schema's most frequent
 // prefix.
-func layerPrefix(t Table, others []catalog.Dataset) *Finding {
+func layerPrefix(t Table, others *Scope) *Finding {
 	if layerOf(t.Dataset.Table) != "" {
 		return nil
 	}
-	byPrefix := map[string]int{}
-	tables, prefixed := 0, 0
-	names := map[string]bool{}
-	for _, o := range others {
-		if o.Kind != "table" || o.Schema != t.Dataset.Schema || o.ConnectionID != t.Dataset.ConnectionID {
-			continue
-		}
-		names[strings.ToLower(o.Table)] = true
-		tables++
-		if p := layerOf(o.Table); p != "" {
-			prefixed++
-			byPrefix[p]++
-		}
+	st := others.schemas[[2]string{t.Dataset.ConnectionID, t.Dataset.Schema}]
+	if st == nil {
+		return nil
 	}
+	byPrefix, tables, prefixed, names := st.byPrefix, st.tables, st.prefixed, st.names
 	if tables < 3 || prefixed*3 < tables*2 {
 		return nil
 	}
@@ -520,7 +576,7 @@ func keyLike(name string) bool {
 // scan hold the same column name as a number (or the reverse), with the other class
 // in the majority. The fix converts the column to the majority's type (not on SQLite,
 // whose columns have no fixed type).
-func typeMismatch(t Table, others []catalog.Dataset) *Finding {
+func typeMismatch(t Table, others *Scope) *Finding {
 	if t.Dialect == rulesql.SQLite {
 		return nil
 	}
@@ -529,23 +585,7 @@ func typeMismatch(t Table, others []catalog.Dataset) *Finding {
 		if !keyLike(c.Name) || (c.Class != classText && c.Class != classNumeric) {
 			continue
 		}
-		byClass := map[string]int{}
-		typeOf := map[string]map[string]int{}
-		for _, o := range others {
-			if o.ID == t.Dataset.ID {
-				continue
-			}
-			for _, oc := range o.Columns {
-				if oc.Name != c.Name || (oc.Class != classText && oc.Class != classNumeric) {
-					continue
-				}
-				byClass[oc.Class]++
-				if typeOf[oc.Class] == nil {
-					typeOf[oc.Class] = map[string]int{}
-				}
-				typeOf[oc.Class][oc.DataType]++
-			}
-		}
+		byClass, typeOf := others.columnsBut(c.Name, t.Dataset)
 		other := classText
 		if c.Class == classText {
 			other = classNumeric
@@ -566,6 +606,43 @@ func typeMismatch(t Table, others []catalog.Dataset) *Finding {
 		return nil
 	}
 	return &Finding{Check: CheckTypeMismatch, Columns: cols, Suggestion: "align_column_type", DDL: fmt.Sprintf("ALTER TABLE %s %s", t.table(), strings.Join(parts, ", "))}
+}
+
+// columnsBut counts the text and numeric columns named name of the scope's datasets
+// other than d, by class and by class and type.
+func (sc *Scope) columnsBut(name string, d catalog.Dataset) (map[string]int, map[string]map[string]int) {
+	byClass := map[string]int{}
+	typeOf := map[string]map[string]int{}
+	cc := sc.columns[name]
+	if cc == nil {
+		return byClass, typeOf
+	}
+	for class, n := range cc.byClass {
+		byClass[class] = n
+	}
+	for class, m := range cc.typeOf {
+		typeOf[class] = make(map[string]int, len(m))
+		for typ, n := range m {
+			typeOf[class][typ] = n
+		}
+	}
+	if sc.ids[d.ID] {
+		// d's own columns of that name are not the others'.
+		for _, oc := range d.Columns {
+			if oc.Name != name || (oc.Class != classText && oc.Class != classNumeric) {
+				continue
+			}
+			byClass[oc.Class]--
+			if typeOf[oc.Class][oc.DataType]--; typeOf[oc.Class][oc.DataType] == 0 {
+				delete(typeOf[oc.Class], oc.DataType)
+			}
+			if byClass[oc.Class] == 0 {
+				delete(byClass, oc.Class)
+				delete(typeOf, oc.Class)
+			}
+		}
+	}
+	return byClass, typeOf
 }
 
 // majority is the most frequent key, ties by name.

@@ -54,14 +54,26 @@ type Store interface {
 	// ScanDatasets lists the datasets the scan profiled on the connection (not dropped)
 	// with their columns, and the connection's kind.
 	ScanDatasets(ctx context.Context, workspaceID, connectionID, scanID string) ([]ScanDataset, string, error)
-	// SaveModeling opens a modeling issue per finding whose check has none open on the
-	// dataset (nor one ignored: an ignored check stays ignored), updates the open ones
-	// and resolves those of checks that found nothing.
-	SaveModeling(ctx context.Context, workspaceID, connectionID, scanID, dialect string, d catalog.Dataset, fs []Finding, at time.Time) error
-	// SaveSLOBreaches does the same for the slo_breach issues of the dataset, one per
-	// dimension; the other open ones resolve (target met or gone) except those of the
-	// unknown dimensions (a target but no value in this scan).
-	SaveSLOBreaches(ctx context.Context, workspaceID, scanID string, d catalog.Dataset, bs []Breach, unknown []string, at time.Time) error
+	// SaveOutcomes writes the scan's outcomes of all its datasets (a few statements
+	// per scan, not per dataset). Per dataset with Modeling: a modeling issue opens per
+	// finding whose check has none open on the dataset (nor one ignored: an ignored
+	// check stays ignored), the open ones are updated and those of checks that found
+	// nothing resolve. The same for the dataset's slo_breach issues, one per dimension;
+	// the other open ones resolve (target met or gone) except those of the unknown
+	// dimensions (a target but no value in this scan).
+	SaveOutcomes(ctx context.Context, workspaceID, connectionID, scanID, dialect string, outs []DatasetOutcome, at time.Time) error
+}
+
+// DatasetOutcome is what the checks of one scan found on one dataset.
+type DatasetOutcome struct {
+	Dataset catalog.Dataset
+	// Modeling: the design checks ran (tables; a view's modeling issues are left
+	// as they are).
+	Modeling bool
+	Findings []Finding
+	Breaches []Breach
+	// Unknown are the dimensions with a target the scan could not compute.
+	Unknown []string
 }
 
 // DDLChecker parses a schema-change script with a dialect's real parser.
@@ -95,20 +107,21 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, connectionID, scan
 	for _, sd := range list {
 		all = append(all, sd.Dataset)
 	}
-	now := s.clock.Now()
+	scope := NewScope(all)
+	outs := make([]DatasetOutcome, 0, len(list))
 	for _, sd := range list {
-		fs := s.checked(Check(Table{Dataset: sd.Dataset, Dialect: dialect}, all), kind)
-		if sd.Dataset.Kind == "table" {
-			if err := s.store.SaveModeling(ctx, workspaceID, connectionID, scanID, kind, sd.Dataset, fs, now); err != nil {
-				return err
-			}
+		o := DatasetOutcome{Dataset: sd.Dataset, Modeling: sd.Dataset.Kind == "table"}
+		fs := s.checked(CheckIn(Table{Dataset: sd.Dataset, Dialect: dialect}, scope), kind)
+		if o.Modeling {
+			o.Findings = fs
 		}
-		bs, unknown := Breaches(sd)
-		if err := s.store.SaveSLOBreaches(ctx, workspaceID, scanID, sd.Dataset, bs, unknown, now); err != nil {
-			return err
-		}
+		o.Breaches, o.Unknown = Breaches(sd)
+		outs = append(outs, o)
 	}
-	return nil
+	if len(outs) == 0 {
+		return nil
+	}
+	return s.store.SaveOutcomes(ctx, workspaceID, connectionID, scanID, kind, outs, s.clock.Now())
 }
 
 // checked keeps the findings whose fix the dialect's parser accepts (a finding without

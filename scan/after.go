@@ -75,7 +75,13 @@ func (s *Service) AfterScan(ctx context.Context, scanID string, giveUp bool) err
 				}
 				// The consumers act for the workspace as the system, as the scan did.
 				pctx := vigia.WithPrincipal(ctx, vigia.Principal{WorkspaceID: p.WorkspaceID, UserID: "system:scan", Role: vigia.RoleAdmin})
-				if err := c.AfterScan(pctx, p.WorkspaceID, p.ConnectionID, p.ScanID); err != nil {
+				end := func() {}
+				if s.observeStep != nil {
+					end = s.observeStep(c.Name)
+				}
+				err := c.AfterScan(pctx, p.WorkspaceID, p.ConnectionID, p.ScanID)
+				end()
+				if err != nil {
 					if ctx.Err() != nil {
 						return ctx.Err()
 					}

@@ -68,6 +68,20 @@ type ReportedRules interface {
 	ReportedOutcomes(ctx context.Context, datasetID string) ([]quality.RuleOutcome, error)
 }
 
+// DatasetExtras is what a Store may also answer: which datasets of a connection have
+// active rules that scans evaluate, active rules reported from outside (dbt tests) and
+// domains. A scan reads it once, so that its datasets without any (most of a large
+// source) skip the three per-dataset reads of rules, reported outcomes and domain
+// weights. Rules and domains added while the scan runs count from the next scan.
+type DatasetExtras interface {
+	DatasetExtras(ctx context.Context, connectionID string) (Extras, error)
+}
+
+// Extras are the dataset ids (as keys) with rules, reported rules and domains.
+type Extras struct {
+	Rules, Reported, Domains map[string]bool
+}
+
 // IssueTransition is a status change (or a history event) of an existing issue that a
 // scan decides, written with its history row (origin scan:<id>).
 type IssueTransition struct {

@@ -102,6 +102,15 @@ func (s *Service) run(ctx context.Context, sc Scan) (string, error) {
 	if err != nil {
 		return "internal", err
 	}
+	// Which datasets have rules or domains at all: one read for the whole scan.
+	var extras *Extras
+	if de, ok := s.store.(DatasetExtras); ok {
+		ex, err := de.DatasetExtras(ctx, c.ID)
+		if err != nil {
+			return "internal", err
+		}
+		extras = &ex
+	}
 	p := &progress{total: len(datasets), inFlight: map[int]string{}}
 	for _, d := range datasets {
 		if saved[d.ID] {
@@ -132,7 +141,7 @@ func (s *Service) run(ctx context.Context, sc Scan) (string, error) {
 			}
 		}
 	}()
-	code, err := s.profileAll(ctx, sc, c.EffectiveCountry(), datasets, saved, byName, src, p)
+	code, err := s.profileAll(ctx, sc, c.EffectiveCountry(), datasets, saved, byName, src, p, extras)
 	stopWriter()
 	<-writerDone
 	if code != "" {
@@ -230,7 +239,7 @@ func (s *Service) writeProgress(ctx context.Context, scanID string, p *progress)
 // profileAll works the datasets not yet saved with the scan's dataset workers; it
 // returns a stable failure code ("" when every dataset was worked, failed or not).
 func (s *Service) profileAll(ctx context.Context, sc Scan, country string, datasets []DatasetRef, saved map[string]bool,
-	byName map[string]source.Table, src source.Source, p *progress) (string, error) {
+	byName map[string]source.Table, src source.Source, p *progress, extras *Extras) (string, error) {
 	workers := s.cfg.DatasetWorkers
 	if workers <= 0 {
 		workers = DefaultDatasetWorkers
@@ -256,7 +265,7 @@ func (s *Service) profileAll(ctx context.Context, sc Scan, country string, datas
 			defer wg.Done()
 			for d := range next {
 				id := p.start(d.Name())
-				err := s.scanDataset(wctx, sc, country, d, byName[d.Schema+"\x00"+d.Table], src)
+				err := s.scanDataset(wctx, sc, country, d, byName[d.Schema+"\x00"+d.Table], src, extras)
 				if err != nil {
 					if ctx.Err() != nil {
 						fail("interrupted", err)
@@ -302,8 +311,9 @@ feed:
 	return "", nil
 }
 
-// scanDataset profiles one dataset and saves its whole result atomically.
-func (s *Service) scanDataset(ctx context.Context, sc Scan, connCountry string, d DatasetRef, t source.Table, src source.Source) error {
+// scanDataset profiles one dataset and saves its whole result atomically. extras (nil:
+// not known) says which datasets have rules, reported rules and domains to read.
+func (s *Service) scanDataset(ctx context.Context, sc Scan, connCountry string, d DatasetRef, t source.Table, src source.Source, extras *Extras) error {
 	country := connCountry
 	if d.DataCountry != nil {
 		country = *d.DataCountry
@@ -320,7 +330,11 @@ func (s *Service) scanDataset(ctx context.Context, sc Scan, connCountry string, 
 	}
 	now := s.clock.Now()
 	var rules []RuleResult
-	if s.rules != nil {
+	switch {
+	case s.rules == nil:
+	case extras != nil && !extras.Rules[d.ID]:
+		rules = []RuleResult{} // what evaluating no rules gives
+	default:
 		rules, err = s.rules.EvaluateRules(source.WithOperation(ctx, source.OpScan), src,
 			RuleInput{Now: now, ScanID: sc.ID, ConnectionID: sc.ConnectionID, Dataset: d, Table: t, Profile: prof})
 		if err != nil {
@@ -329,13 +343,17 @@ func (s *Service) scanDataset(ctx context.Context, sc Scan, connCountry string, 
 	}
 	var reported []quality.RuleOutcome
 	if rr, ok := s.rules.(ReportedRules); ok {
-		if reported, err = rr.ReportedOutcomes(ctx, d.ID); err != nil {
+		if extras != nil && !extras.Reported[d.ID] {
+			reported = []quality.RuleOutcome{}
+		} else if reported, err = rr.ReportedOutcomes(ctx, d.ID); err != nil {
 			return err
 		}
 	}
-	weights, err := s.domainWeights(ctx, d.ID)
-	if err != nil {
-		return err
+	var weights quality.Weights
+	if extras == nil || extras.Domains[d.ID] {
+		if weights, err = s.domainWeights(ctx, d.ID); err != nil {
+			return err
+		}
 	}
 	res, err := Evaluate(EvaluateInput{Now: now, ScanID: sc.ID, Dataset: d, Table: t, Profile: prof, Prev: prev,
 		DecayScans: s.cfg.DecayScans, FreshnessSLA: s.cfg.FreshnessSLA, Duration: profiled, Rules: rules, Weights: weights,
@@ -343,7 +361,7 @@ func (s *Service) scanDataset(ctx context.Context, sc Scan, connCountry string, 
 	if err != nil {
 		return err
 	}
-	return s.tx.InTx(ctx, func(ctx context.Context) error { return s.store.SaveDatasetResult(ctx, res) })
+	return s.store.SaveDatasetResult(ctx, res)
 }
 
 // DomainWeights reads the dimension weights of the domains a dataset belongs to (nil

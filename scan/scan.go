@@ -106,6 +106,8 @@ type Store interface {
 	// ProfiledDatasets returns the datasets whose result the scan already saved.
 	ProfiledDatasets(ctx context.Context, scanID string) (map[string]bool, error)
 	PrevState(ctx context.Context, datasetID string) (PrevState, error)
+	// SaveDatasetResult writes one dataset's whole result atomically (it needs no
+	// transaction of the caller's).
 	SaveDatasetResult(ctx context.Context, r DatasetResult) error
 	// RecordFailure records that the scan could not profile a dataset (a re-run's
 	// failure of the same dataset replaces the earlier one).
@@ -214,7 +216,15 @@ type Service struct {
 	// blackouts defers scheduled scans and refuses manual ones during a connection's
 	// blackout windows; nil: no windows.
 	blackouts Blackouts
+	// observeStep, when set, is told when each after-scan step starts; the function it
+	// returns is called when the step ends (a bench's per-step figures).
+	observeStep func(step string) func()
 }
+
+// ObserveSteps sets a function told when each after-scan step (consumer) starts; the
+// function it returns is called when the step ends. Benches time the steps with it.
+// Set it before the service runs.
+func (s *Service) ObserveSteps(f func(step string) func()) { s.observeStep = f }
 
 // Ports are the other features a scan calls; each may be nil.
 type Ports struct {

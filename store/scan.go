@@ -313,11 +313,57 @@ func (s *ScanStore) ProfiledDatasets(ctx context.Context, scanID string) (map[st
 	return out, nil
 }
 
-// PrevState loads what the dataset's previous scans left.
+var _ scan.DatasetExtras = (*ScanStore)(nil)
+
+// DatasetExtras implements scan.DatasetExtras: one read of the connection's datasets
+// with active rules (scan-evaluated or reported) or domains.
+func (s *ScanStore) DatasetExtras(ctx context.Context, connectionID string) (scan.Extras, error) {
+	ex := scan.Extras{Rules: map[string]bool{}, Reported: map[string]bool{}, Domains: map[string]bool{}}
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT r.dataset_id::text, CASE WHEN r.dbt_unique_id IS NULL THEN 'rules' ELSE 'reported' END
+		FROM rules r JOIN datasets d ON d.id = r.dataset_id WHERE d.connection_id = $1 AND r.active
+		UNION
+		SELECT dd.dataset_id::text, 'domains' FROM domain_datasets dd JOIN datasets d ON d.id = dd.dataset_id WHERE d.connection_id = $1`,
+		connectionID)
+	if err != nil {
+		return ex, translate(err)
+	}
+	for rows.Next() {
+		var id, what string
+		if err := rows.Scan(&id, &what); err != nil {
+			rows.Close()
+			return ex, translate(err)
+		}
+		switch what {
+		case "rules":
+			ex.Rules[id] = true
+		case "reported":
+			ex.Reported[id] = true
+		default:
+			ex.Domains[id] = true
+		}
+	}
+	return ex, translate(rows.Err())
+}
+
+// PrevState loads what the dataset's previous scans left: one round trip (a batch of
+// its five reads), as every dataset of a scan reads it.
 func (s *ScanStore) PrevState(ctx context.Context, datasetID string) (scan.PrevState, error) {
 	var st scan.PrevState
-	q := s.db.q(ctx)
-	rows, err := q.Query(ctx, `SELECT seq, columns, metrics FROM dataset_profiles WHERE dataset_id = $1 ORDER BY seq DESC LIMIT $2`, datasetID, 30)
+	b := &pgx.Batch{}
+	b.Queue(`SELECT seq, columns, metrics FROM dataset_profiles WHERE dataset_id = $1 ORDER BY seq DESC LIMIT $2`, datasetID, 30)
+	b.Queue(`SELECT detail FROM scores WHERE dataset_id = $1 ORDER BY seq DESC LIMIT 1`, datasetID)
+	b.Queue(`SELECT verdict FROM verdicts WHERE dataset_id = $1 ORDER BY seq DESC LIMIT 1`, datasetID)
+	// The recently resolved drifts and anomalies are those since the last score (any,
+	// without one).
+	b.Queue(`SELECT id::text, type, severity, status, metric, column_name, structural, last_detected_seq,
+		coalesce(rule_id::text, ''), rule_current, band, coalesce(details->>'direction', ''), clean_scans
+		FROM issues WHERE dataset_id = $1 AND (status IN ('open', 'acknowledged') OR rule_current
+		   OR (type IN ('schema_drift', 'anomaly') AND resolved_at >= coalesce(
+		       (SELECT created_at FROM scores WHERE dataset_id = $1 ORDER BY seq DESC LIMIT 1), $2)))`, datasetID, time.Time{})
+	b.Queue(`SELECT metric, column_name, threshold, silenced FROM anomaly_tuning WHERE dataset_id = $1`, datasetID)
+	br := s.db.q(ctx).SendBatch(ctx, b)
+	defer br.Close()
+	rows, err := br.Query()
 	if err != nil {
 		return st, translate(err)
 	}
@@ -353,8 +399,7 @@ func (s *ScanStore) PrevState(ctx context.Context, datasetID string) (scan.PrevS
 		}
 	}
 	var detail []byte
-	var scoreAt time.Time
-	err = q.QueryRow(ctx, `SELECT detail, created_at FROM scores WHERE dataset_id = $1 ORDER BY seq DESC LIMIT 1`, datasetID).Scan(&detail, &scoreAt)
+	err = br.QueryRow().Scan(&detail)
 	if err == nil {
 		st.Score = &quality.Score{}
 		if err := json.Unmarshal(detail, st.Score); err != nil {
@@ -364,18 +409,14 @@ func (s *ScanStore) PrevState(ctx context.Context, datasetID string) (scan.PrevS
 		return st, translate(err)
 	}
 	var v string
-	err = q.QueryRow(ctx, `SELECT verdict FROM verdicts WHERE dataset_id = $1 ORDER BY seq DESC LIMIT 1`, datasetID).Scan(&v)
+	err = br.QueryRow().Scan(&v)
 	if err == nil {
 		qv := quality.Verdict(v)
 		st.Verdict = &qv
 	} else if err != pgx.ErrNoRows {
 		return st, translate(err)
 	}
-	rows, err = q.Query(ctx, `SELECT id::text, type, severity, status, metric, column_name, structural, last_detected_seq,
-		coalesce(rule_id::text, ''), rule_current, band, coalesce(details->>'direction', ''), clean_scans
-		FROM issues WHERE dataset_id = $1 AND (status IN ('open', 'acknowledged') OR rule_current
-		   OR (type IN ('schema_drift', 'anomaly') AND resolved_at >= $2))`, datasetID, scoreAt)
-	if err != nil {
+	if rows, err = br.Query(); err != nil {
 		return st, translate(err)
 	}
 	st.Issues, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (scan.KnownIssue, error) {
@@ -392,8 +433,7 @@ func (s *ScanStore) PrevState(ctx context.Context, datasetID string) (scan.PrevS
 	if err != nil {
 		return st, translate(err)
 	}
-	rows, err = q.Query(ctx, `SELECT metric, column_name, threshold, silenced FROM anomaly_tuning WHERE dataset_id = $1`, datasetID)
-	if err != nil {
+	if rows, err = br.Query(); err != nil {
 		return st, translate(err)
 	}
 	st.Thresholds, st.Silenced = map[string]float64{}, map[string]bool{}
@@ -411,7 +451,10 @@ func (s *ScanStore) PrevState(ctx context.Context, datasetID string) (scan.PrevS
 		}
 		st.Thresholds[k], st.Silenced[k] = th, silenced
 	}
-	return st, translate(rows.Err())
+	if err := rows.Err(); err != nil {
+		return st, translate(err)
+	}
+	return st, translate(br.Close())
 }
 
 // storedColumn is a column with its profile as kept in dataset_profiles.columns.
@@ -420,10 +463,23 @@ type storedColumn struct {
 	Profile catalog.ColumnProfile `json:"profile"`
 }
 
-// SaveDatasetResult writes one dataset's whole scan result. The caller runs it in a
-// transaction: profile, columns, score, verdict, issues, changes, signals and events
-// land together or not at all.
+// SaveDatasetResult writes one dataset's whole scan result atomically: profile, columns,
+// score, verdict, issues, changes, signals and events land together or not at all. A
+// result of the dataset's own rows only (no issue, rule result, change, signal or
+// event: most datasets of a scan) is one batch, which the database runs as one
+// implicit transaction: one round trip. Any other runs in a transaction (ctx's, else
+// its own).
 func (s *ScanStore) SaveDatasetResult(ctx context.Context, r scan.DatasetResult) error {
+	if len(r.NewIssues) == 0 && len(r.Redetected) == 0 && len(r.SchemaChanges) == 0 && len(r.Signals) == 0 && len(r.Events) == 0 &&
+		len(r.RuleResults) == 0 && len(r.Transitions) == 0 && len(r.Recovery) == 0 {
+		return s.saveDatasetResult(ctx, r)
+	}
+	return s.db.InTx(ctx, func(ctx context.Context) error { return s.saveDatasetResult(ctx, r) })
+}
+
+// saveDatasetResult writes the result: one batch of the dataset's own rows, then the
+// issues, rule results, changes, signals and events one statement each.
+func (s *ScanStore) saveDatasetResult(ctx context.Context, r scan.DatasetResult) error {
 	q := s.db.q(ctx)
 	p := r.Profile
 	stored := make([]storedColumn, 0, len(r.Columns))

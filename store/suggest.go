@@ -68,24 +68,66 @@ func (s *SuggestStore) ScanDatasets(ctx context.Context, ws, scanID string) ([]c
 	return out, has, nil
 }
 
-// UpsertSuggestions implements suggest.Store.
-func (s *SuggestStore) UpsertSuggestions(ctx context.Context, ws, datasetID string, ss []suggest.Suggestion, at time.Time) error {
-	if len(ss) == 0 {
+// SaveScanSuggestions implements suggest.Store: one round trip for the whole scan (an
+// upsert of every proposal from arrays, then a delete of the retired categories' open
+// suggestions no longer proposed, joined against the same arrays).
+func (s *SuggestStore) SaveScanSuggestions(ctx context.Context, ws string, sets []suggest.DatasetSuggestions, retire []string, at time.Time) error {
+	if len(sets) == 0 {
 		return nil
 	}
-	// One round trip for the dataset's suggestions: the after-scan step runs this for
-	// every dataset a scan profiled.
-	batch := &pgx.Batch{}
-	for _, sg := range ss {
-		params, err := json.Marshal(sg.Params)
-		if err != nil {
-			return vigia.Internal(err)
+	var ids, datasets, categories, signatures, columns []string
+	var keepDatasets, keepCategories, keepSignatures []string
+	var params [][]byte
+	var estimated []*int64
+	scanned := make([]string, 0, len(sets))
+	for _, set := range sets {
+		scanned = append(scanned, set.DatasetID)
+		// One row per (dataset, signature): a later proposal of the same signature
+		// refreshes what a second upsert of it would (params, estimate).
+		seen := map[string]int{}
+		for _, sg := range set.Suggestions {
+			keepDatasets = append(keepDatasets, set.DatasetID)
+			keepCategories = append(keepCategories, sg.Category)
+			keepSignatures = append(keepSignatures, sg.Signature)
+			b, err := json.Marshal(sg.Params)
+			if err != nil {
+				return vigia.Internal(err)
+			}
+			if i, ok := seen[sg.Signature]; ok {
+				params[i], estimated[i] = b, sg.EstimatedRowsSample
+				continue
+			}
+			seen[sg.Signature] = len(ids)
+			ids = append(ids, vigia.NewID())
+			datasets = append(datasets, set.DatasetID)
+			categories = append(categories, sg.Category)
+			signatures = append(signatures, sg.Signature)
+			columns = append(columns, sg.Column)
+			params = append(params, b)
+			estimated = append(estimated, sg.EstimatedRowsSample)
 		}
+	}
+	batch := &pgx.Batch{}
+	if len(ids) > 0 {
 		batch.Queue(`INSERT INTO suggestions (id, workspace_id, dataset_id, category, signature, column_name, params,
-			estimated_rows_sample, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+			estimated_rows_sample, created_at, updated_at)
+			SELECT u.id, $1, u.dataset_id, u.category, u.signature, u.column_name, u.params, u.estimated, $2, $2
+			FROM unnest($3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::jsonb[], $9::bigint[])
+				AS u(id, dataset_id, category, signature, column_name, params, estimated)
 			ON CONFLICT (dataset_id, signature) DO UPDATE SET params = EXCLUDED.params, estimated_rows_sample = EXCLUDED.estimated_rows_sample,
 			updated_at = EXCLUDED.updated_at WHERE suggestions.status = 'open'`,
-			vigia.NewID(), ws, datasetID, sg.Category, sg.Signature, sg.Column, params, sg.EstimatedRowsSample, at)
+			ws, at, ids, datasets, categories, signatures, columns, params, estimated)
+	}
+	if len(retire) > 0 {
+		// The kept signatures of a retired category are the dataset's proposals of it.
+		batch.Queue(`DELETE FROM suggestions s WHERE s.workspace_id = $1 AND s.dataset_id = ANY($2::uuid[])
+			AND s.category = ANY($3::text[]) AND s.status = 'open'
+			AND NOT EXISTS (SELECT 1 FROM unnest($4::uuid[], $5::text[], $6::text[]) AS k(dataset_id, category, signature)
+				WHERE k.dataset_id = s.dataset_id AND k.category = s.category AND k.signature = s.signature)`,
+			ws, scanned, retire, keepDatasets, keepCategories, keepSignatures)
+	}
+	if batch.Len() == 0 {
+		return nil
 	}
 	return translate(s.db.q(ctx).SendBatch(ctx, batch).Close())
 }
@@ -179,13 +221,6 @@ func (s *SuggestStore) Suggestion(ctx context.Context, v catalog.Viewer, id stri
 func (s *SuggestStore) SetStatus(ctx context.Context, ws, id, status string, ruleID *string, at time.Time) error {
 	_, err := s.db.q(ctx).Exec(ctx, `UPDATE suggestions SET status = $3, rule_id = coalesce($4::uuid, rule_id), updated_at = $5
 		WHERE id = $1 AND workspace_id = $2`, id, ws, status, ruleID, at)
-	return translate(err)
-}
-
-// RetireOpen implements suggest.Store.
-func (s *SuggestStore) RetireOpen(ctx context.Context, ws, datasetID, category string, keep []string) error {
-	_, err := s.db.q(ctx).Exec(ctx, `DELETE FROM suggestions WHERE workspace_id = $1 AND dataset_id = $2 AND category = $3 AND status = 'open'
-		AND NOT (signature = ANY($4::text[]))`, ws, datasetID, category, keep)
 	return translate(err)
 }
 

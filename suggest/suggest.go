@@ -117,9 +117,12 @@ type Store interface {
 	// foreign keys, and the rules of each that exist already as "<rule type>:<column>"
 	// (not_null and referential).
 	ScanDatasets(ctx context.Context, workspaceID, scanID string) ([]catalog.Dataset, map[string]map[string]bool, error)
-	// UpsertSuggestions adds the dataset's new suggestions (by signature) and refreshes
-	// the open ones; accepted and dismissed ones are left as they are.
-	UpsertSuggestions(ctx context.Context, workspaceID, datasetID string, ss []Suggestion, at time.Time) error
+	// SaveScanSuggestions writes a scan's proposals for all its datasets at once: it
+	// adds each dataset's new suggestions (by signature) and refreshes the open ones
+	// (accepted and dismissed ones are left as they are), then deletes each dataset's
+	// open suggestions of the retired categories whose signature is not among its
+	// proposals of that category (the proposal no longer holds).
+	SaveScanSuggestions(ctx context.Context, workspaceID string, sets []DatasetSuggestions, retire []string, at time.Time) error
 	// Suggestions lists, newest first, filtered by category, dataset and status (nil: any).
 	Suggestions(ctx context.Context, v catalog.Viewer, category, datasetID *string, page vigia.Page, status *string) (vigia.List[Suggestion], error)
 	// OpenOf lists a dataset's open suggestions, newest first, at most limit, without
@@ -128,9 +131,12 @@ type Store interface {
 	Suggestion(ctx context.Context, v catalog.Viewer, id string) (Suggestion, error)
 	SetStatus(ctx context.Context, workspaceID, id, status string, ruleID *string, at time.Time) error
 	SaveRehearsal(ctx context.Context, workspaceID, id string, r Rehearsal) error
-	// RetireOpen deletes the dataset's open suggestions of a category whose signature is
-	// not in keep (the proposal no longer holds).
-	RetireOpen(ctx context.Context, workspaceID, datasetID, category string, keep []string) error
+}
+
+// DatasetSuggestions are a dataset's proposals from one scan.
+type DatasetSuggestions struct {
+	DatasetID   string
+	Suggestions []Suggestion
 }
 
 // Blackouts answers the blackout window of a connection in force at a time, if any.
@@ -236,23 +242,13 @@ func (s *Service) AfterScan(ctx context.Context, workspaceID, _, scanID string) 
 		}
 		retire = append(retire, CategoryTuning)
 	}
+	// One write for the whole scan, not a few round trips per dataset. The retired
+	// categories' proposals all come from byDataset, so the kept signatures are those.
+	sets := make([]DatasetSuggestions, 0, len(list))
 	for _, d := range list {
-		if err := s.store.UpsertSuggestions(ctx, workspaceID, d.ID, append(Generate(d, notNull[d.ID]), byDataset[d.ID]...), now); err != nil {
-			return err
-		}
-		for _, cat := range retire {
-			keep := []string{}
-			for _, sg := range byDataset[d.ID] {
-				if sg.Category == cat {
-					keep = append(keep, sg.Signature)
-				}
-			}
-			if err := s.store.RetireOpen(ctx, workspaceID, d.ID, cat, keep); err != nil {
-				return err
-			}
-		}
+		sets = append(sets, DatasetSuggestions{DatasetID: d.ID, Suggestions: append(Generate(d, notNull[d.ID]), byDataset[d.ID]...)})
 	}
-	return nil
+	return s.store.SaveScanSuggestions(ctx, workspaceID, sets, retire, now)
 }
 
 // OwnerSuggestion is the suggestion of an owner for a dataset in a domain where none

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vigia-data/vigia/app"
+	"github.com/vigia-data/vigia/bench"
 	"github.com/vigia-data/vigia/lineage/neo4jgraph"
 	"github.com/vigia-data/vigia/store"
 )
@@ -23,8 +24,20 @@ const devKeyNotice = "vigia: warning: VIGIA_SECRET_KEY is not set, so stored cre
 
 // openApp connects to the database, applies migrations and wires the services.
 func openApp(ctx context.Context, cfg config, logOut io.Writer) (*app.App, error) {
+	return openAppCounted(ctx, cfg, logOut, nil)
+}
+
+// openAppCounted is openApp whose database round trips are counted by trips (nil:
+// not counted): a bench's figure that does not depend on the machine's load.
+func openAppCounted(ctx context.Context, cfg config, logOut io.Writer, trips *bench.RoundTrips) (*app.App, error) {
 	log := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	db, err := store.Open(ctx, cfg.DatabaseURL)
+	var db *store.DB
+	var err error
+	if trips != nil {
+		db, err = store.OpenTraced(ctx, cfg.DatabaseURL, trips)
+	} else {
+		db, err = store.Open(ctx, cfg.DatabaseURL)
+	}
 	if err != nil {
 		return nil, err
 	}

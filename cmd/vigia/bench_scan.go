@@ -90,6 +90,44 @@ type scanRun struct {
 	rssSeries        []int64
 	viewsWithColumns int
 	failed           int
+	// Round trips to Vigia's database and this process's CPU time, for the profiling
+	// phase and the after-scan steps: figures that do not depend on the machine's load.
+	profTrips, afterTrips int64
+	profCPU, afterCPU     time.Duration
+	// sourceStatements: the statements the scan job sent to the source (its query log).
+	sourceStatements int64
+	steps            []stepFigures
+}
+
+// stepFigures are one after-scan step's wall time and round trips in a scan.
+type stepFigures struct {
+	name  string
+	wall  time.Duration
+	trips int64
+}
+
+// stepRecorder collects the after-scan steps' figures (scan.Service.ObserveSteps).
+type stepRecorder struct {
+	mu    sync.Mutex
+	trips *bench.RoundTrips
+	steps []stepFigures
+}
+
+func (r *stepRecorder) observe(step string) func() {
+	t0, n0 := time.Now(), r.trips.N()
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.steps = append(r.steps, stepFigures{name: step, wall: time.Since(t0), trips: r.trips.N() - n0})
+	}
+}
+
+func (r *stepRecorder) take() []stepFigures {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.steps
+	r.steps = nil
+	return s
 }
 
 func runScanBench(ctx context.Context, cfg config, o scanBenchOpts, out, stderr io.Writer) (bool, error) {
@@ -111,18 +149,22 @@ func runScanBench(ctx context.Context, cfg config, o scanBenchOpts, out, stderr 
 			return false, err
 		}
 	}
-	a, err := openCLIApp(ctx, cfg, stderr)
+	cfg.devKeyNotice = stderr
+	trips := &bench.RoundTrips{}
+	a, err := openAppCounted(ctx, cfg, stderr, trips)
 	if err != nil {
 		return false, err
 	}
 	defer a.DB.Close()
 	defer func() { _ = a.Close(context.WithoutCancel(ctx)) }()
+	steps := &stepRecorder{trips: trips}
+	a.Scans.ObserveSteps(steps.observe)
 
-	b, err := measureScan(ctx, a, out, baseDSN, o.BaseTables, o.BaseViews, "", o.Keep)
+	b, err := measureScan(ctx, a, out, baseDSN, o.BaseTables, o.BaseViews, "", o.Keep, steps)
 	if err != nil {
 		return false, fmt.Errorf("baseline scan: %w", err)
 	}
-	r, err := measureScan(ctx, a, out, fullDSN, o.Tables, o.Views, o.CPUProfile, o.Keep)
+	r, err := measureScan(ctx, a, out, fullDSN, o.Tables, o.Views, o.CPUProfile, o.Keep, steps)
 	if err != nil {
 		return false, fmt.Errorf("scan: %w", err)
 	}
@@ -132,6 +174,28 @@ func runScanBench(ctx context.Context, cfg config, o scanBenchOpts, out, stderr 
 		fmt.Fprintf(out, "%-26s %10d %10s %12s %12s %12s %8d MB %6d / %d\n", fmt.Sprintf("%d tables, %d views", x.tables, x.views), x.datasets,
 			x.wall.Round(time.Millisecond), x.profiling.Round(time.Millisecond), x.after.Round(time.Millisecond),
 			perDataset(x).Round(10*time.Microsecond), x.peakRSS>>20, x.viewsWithColumns, x.views)
+	}
+	fmt.Fprintf(out, "\nPer dataset, independent of the machine's load: round trips to Vigia's database and this process's CPU time\n")
+	fmt.Fprintf(out, "%-26s %16s %16s %16s %16s %18s\n", "source", "profiling trips", "after-scan trips", "profiling CPU", "after-scan CPU",
+		"source statements")
+	for _, x := range []scanRun{b, r} {
+		n := max(1, x.datasets)
+		fmt.Fprintf(out, "%-26s %16.2f %16.2f %16s %16s %18.2f\n", fmt.Sprintf("%d tables, %d views", x.tables, x.views),
+			float64(x.profTrips)/float64(n), float64(x.afterTrips)/float64(n),
+			(x.profCPU / time.Duration(n)).Round(time.Microsecond), (x.afterCPU / time.Duration(n)).Round(time.Microsecond),
+			float64(x.sourceStatements)/float64(n))
+	}
+	fmt.Fprintf(out, "\nAfter-scan steps at %d datasets (baseline %d): wall time, per dataset, round trips\n", r.datasets, b.datasets)
+	fmt.Fprintf(out, "%-12s %10s %12s %8s   %10s %12s %8s\n", "step", "wall", "per dataset", "trips", "base wall", "per dataset", "trips")
+	baseSteps := map[string]stepFigures{}
+	for _, st := range b.steps {
+		baseSteps[st.name] = st
+	}
+	for _, st := range r.steps {
+		bs := baseSteps[st.name]
+		fmt.Fprintf(out, "%-12s %10s %12s %8d   %10s %12s %8d\n", st.name, st.wall.Round(time.Millisecond),
+			(st.wall / time.Duration(max(1, r.datasets))).Round(time.Microsecond), st.trips,
+			bs.wall.Round(time.Millisecond), (bs.wall / time.Duration(max(1, b.datasets))).Round(time.Microsecond), bs.trips)
 	}
 	series := make([]string, 0, len(r.rssSeries))
 	for _, v := range r.rssSeries {
@@ -171,7 +235,8 @@ func perDataset(r scanRun) time.Duration {
 // measureScan adds the source to a fresh workspace and scans it through the service
 // (TriggerScan, then the scan job and its after-scan job, worked as `vigia scan` does),
 // sampling the process's RSS as the datasets are profiled.
-func measureScan(ctx context.Context, a *app.App, out io.Writer, dsn string, tables, views int, cpuProfile string, keep bool) (scanRun, error) {
+func measureScan(ctx context.Context, a *app.App, out io.Writer, dsn string, tables, views int, cpuProfile string, keep bool,
+	steps *stepRecorder) (scanRun, error) {
 	r := scanRun{tables: tables, views: views}
 	w, err := a.Identity.CreateWorkspace(ctx, "bench-scan-"+vigia.NewUUID()[:8], "PT")
 	if err != nil {
@@ -230,8 +295,11 @@ func measureScan(ctx context.Context, a *app.App, out io.Writer, dsn string, tab
 			mu.Unlock()
 		}
 	}()
-	start := time.Now()
+	_ = steps.take()
+	start, trips0, cpu0 := time.Now(), steps.trips.N(), processCPU()
 	var profiled time.Time
+	var profTrips int64
+	var profCPU time.Duration
 	sc, err := a.Scans.TriggerScan(actx, conn.ID, "manual")
 	if err != nil {
 		stop()
@@ -248,7 +316,7 @@ func measureScan(ctx context.Context, a *app.App, out io.Writer, dsn string, tab
 		}
 		mu.Unlock()
 		if s.Finished() && profiled.IsZero() {
-			profiled = time.Now()
+			profiled, profTrips, profCPU = time.Now(), steps.trips.N(), processCPU()
 		}
 		if time.Since(lastPrint) >= 10*time.Second {
 			lastPrint = time.Now()
@@ -256,6 +324,8 @@ func measureScan(ctx context.Context, a *app.App, out io.Writer, dsn string, tab
 		}
 	})
 	r.wall = time.Since(start)
+	endTrips, endCPU := steps.trips.N(), processCPU()
+	r.steps = steps.take()
 	stop()
 	wg.Wait()
 	if err != nil {
@@ -269,8 +339,10 @@ func measureScan(ctx context.Context, a *app.App, out io.Writer, dsn string, tab
 		return r, fmt.Errorf("the scan ended %s (%s)", sc.Status, code)
 	}
 	if profiled.IsZero() {
-		profiled = time.Now()
+		profiled, profTrips, profCPU = time.Now(), endTrips, endCPU
 	}
+	r.profTrips, r.afterTrips = profTrips-trips0, endTrips-profTrips
+	r.profCPU, r.afterCPU = profCPU-cpu0, endCPU-profCPU
 	r.profiling = profiled.Sub(start)
 	r.after = r.wall - r.profiling
 	r.datasets = sc.DatasetsTotal
@@ -280,6 +352,9 @@ func measureScan(ctx context.Context, a *app.App, out io.Writer, dsn string, tab
 	r.rssSeries = series
 	if r.datasets != tables+views {
 		return r, fmt.Errorf("the scan found %d datasets, not %d", r.datasets, tables+views)
+	}
+	if err := a.DB.Pool().QueryRow(ctx, `SELECT count(*) FROM source_query_log WHERE scan_id = $1`, sc.ID).Scan(&r.sourceStatements); err != nil {
+		return r, err
 	}
 	// Views with column lineage: a parsed edge into the view that maps its columns.
 	err = a.DB.Pool().QueryRow(ctx, `SELECT count(DISTINCT d.id) FROM datasets d

@@ -47,7 +47,8 @@ func benchSoakCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: "Runs the service in-process on a database created for the run next to DATABASE_URL's (dropped afterwards) and loads it\n" +
 			"for --minutes: REST and GraphQL reads by an API token and by a session, a scan of a SQLite source every minute, and\n" +
 			"webhook deliveries to local TLS receivers answering after 50 ms. Prints one line a minute (requests, errors, p99, RSS,\n" +
-			"live heap, goroutines, deliveries, scan time) and the verdicts: zero errors; RSS and goroutines of the last 10 minutes\n" +
+			"what of it the Go runtime holds and the binary's pages, heap in use, goroutines, deliveries, scan time; RSS, Go and\n" +
+			"goroutines are medians of a sample every second of the minute) and the verdicts: zero errors; RSS and goroutines of the last 10 minutes\n" +
 			"within 5% of the 10 before; p99 of the last 10 minutes ≤ 1.2× the first 10 (below 30 minutes the windows are thirds of\n" +
 			"the run). Exit status 3 when a verdict fails.",
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -97,12 +98,18 @@ type SoakMinute struct {
 	P99MS      float64 `json:"p99_ms"`
 	RSSMiB     float64 `json:"rss_mib"`
 	HeapMiB    float64 `json:"heap_mib"`
+	GoMiB      float64 `json:"go_mib"`       // held by the Go runtime, not returned to the OS
+	FileMiB    float64 `json:"rss_file_mib"` // resident pages of mapped files (the binary)
 	Goroutines int     `json:"goroutines"`
 	Delivered  int     `json:"deliveries_received"`
 	ScanMS     float64 `json:"scan_ms"`
 	Skipped    int     `json:"requests_not_sent"`
 
 	lat []time.Duration
+	// rss, goMiB and gor are the samples taken every second of the period; the series
+	// reports their medians, so that one sample taken while a scan or a burst of sends
+	// is in flight does not stand for the whole period.
+	rss, goMiB, gor []float64
 }
 
 // SoakResult is what `vigia bench soak` measured.
@@ -314,6 +321,21 @@ func runSoak(ctx context.Context, databaseURL string, o soakOpts, out io.Writer)
 			}
 		}
 	})
+	load.Go(func() { // the memory and goroutine samples, every second
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-loadCtx.Done():
+				return
+			case <-t.C:
+			}
+			rss, gm, g := rssMiB(), goMappedMiB(), float64(runtime.NumGoroutine())
+			mu.Lock()
+			cur.rss, cur.goMiB, cur.gor = append(cur.rss, rss), append(cur.goMiB, gm), append(cur.gor, g)
+			mu.Unlock()
+		}
+	})
 	var hookErrs atomic.Int64
 	load.Go(func() { // the webhook events, as a scan writes them
 		t := time.NewTicker(time.Second)
@@ -337,8 +359,8 @@ func runSoak(ctx context.Context, databaseURL string, o soakOpts, out io.Writer)
 	fmt.Fprintf(out, "Soak: %d periods of %v; %d requests/s by %d callers (REST list, detail, issues; GraphQL dataset; token and session\n"+
 		"alternating), a scan of %d SQLite tables each period, %d webhook deliveries/s to %d local TLS receivers (50 ms).\n",
 		o.Minutes, o.Period, o.Rate, o.Callers, o.Tables, eventsPerSecond*o.Receivers, o.Receivers)
-	fmt.Fprintf(out, "%6s %8s %6s %9s %9s %9s %10s %10s %9s %8s\n", "minute", "requests", "errors", "p99 ms", "RSS MiB", "heap MiB",
-		"goroutines", "deliveries", "scan ms", "not sent")
+	fmt.Fprintf(out, "%6s %8s %6s %9s %9s %9s %9s %9s %10s %10s %9s %8s\n", "minute", "requests", "errors", "p99 ms", "RSS MiB",
+		"Go MiB", "file MiB", "heap MiB", "goroutines", "deliveries", "scan ms", "not sent")
 	var scanErrs int
 	for m := 1; m <= o.Minutes; m++ {
 		periodEnd := time.Now().Add(o.Period)
@@ -366,15 +388,20 @@ func runSoak(ctx context.Context, databaseURL string, o soakOpts, out io.Writer)
 		}
 		s.ScanMS = ms(scanTook)
 		s.P99MS = ms(p99(s.lat))
-		s.RSSMiB, s.HeapMiB, s.Goroutines = rssMiB(), heapMiB(), runtime.NumGoroutine()
+		if len(s.rss) == 0 { // a period shorter than a second
+			s.rss, s.goMiB, s.gor = []float64{rssMiB()}, []float64{goMappedMiB()}, []float64{float64(runtime.NumGoroutine())}
+		}
+		s.RSSMiB, s.GoMiB, s.Goroutines = median(s.rss), median(s.goMiB), int(math.Round(median(s.gor)))
+		s.HeapMiB, s.FileMiB = heapMiB(), rssFileMiB()
+		rec.forget(time.Now().Add(-2 * time.Minute))
 		delivered := int(rec.n.Load())
 		for _, prev := range res.Series {
 			delivered -= prev.Delivered
 		}
 		s.Delivered = delivered
 		res.Series = append(res.Series, *s)
-		fmt.Fprintf(out, "%6d %8d %6d %9.1f %9.1f %9.1f %10d %10d %9.0f %8d\n", m, s.Requests, s.Errors, s.P99MS, s.RSSMiB, s.HeapMiB,
-			s.Goroutines, s.Delivered, s.ScanMS, s.Skipped)
+		fmt.Fprintf(out, "%6d %8d %6d %9.1f %9.1f %9.1f %9.1f %9.1f %10d %10d %9.0f %8d\n", m, s.Requests, s.Errors, s.P99MS, s.RSSMiB,
+			s.GoMiB, s.FileMiB, s.HeapMiB, s.Goroutines, s.Delivered, s.ScanMS, s.Skipped)
 	}
 	stopLoad()
 	load.Wait()

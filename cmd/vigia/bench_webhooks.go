@@ -308,6 +308,20 @@ func (r *arrivals) add(id string, at time.Time) {
 	r.all[id] = append(r.all[id], at)
 }
 
+// forget drops the deliveries that first arrived before cutoff, so that a long run keeps a
+// bounded record (bench soak: the harness must not grow the memory it measures). A resend
+// of a forgotten delivery would count again; resends come within the 25 s retry window.
+func (r *arrivals) forget(cutoff time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id, at := range r.first {
+		if at.Before(cutoff) {
+			delete(r.first, id)
+			delete(r.all, id)
+		}
+	}
+}
+
 func (r *arrivals) firstOf(id string) (time.Time, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -22,6 +22,17 @@ func heapMiB() float64 {
 	return float64(s[0].Value.Uint64()) / mib
 }
 
+// goMappedMiB is the memory the Go runtime holds from the OS and has not returned (every
+// class of /memory/classes/ but the released heap), in MiB: what of the RSS Go accounts for.
+func goMappedMiB() float64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return float64(s[0].Value.Uint64()-s[1].Value.Uint64()) / mib
+}
+
 // procStatusMiB reads a kB field of /proc/self/status (VmRSS, VmHWM) in MiB; 0 where
 // there is no /proc.
 func procStatusMiB(field string) float64 {
@@ -46,6 +57,7 @@ func procStatusMiB(field string) float64 {
 }
 
 func rssMiB() float64     { return procStatusMiB("VmRSS") }
+func rssFileMiB() float64 { return procStatusMiB("RssFile") } // mapped files: the binary's pages
 func peakRSSMiB() float64 { return procStatusMiB("VmHWM") }
 
 // heapPeak samples the live heap every 50 ms until stop, which returns the largest.

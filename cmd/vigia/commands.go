@@ -191,7 +191,7 @@ func serve(ctx context.Context, cfg config, demo bool, stdout, logOut io.Writer)
 	defer a.DB.Close()
 	defer func() { _ = a.Close(context.WithoutCancel(ctx)) }()
 	if demo {
-		if err := runDemo(ctx, a, cfg, nil, "", stdout, true); err != nil {
+		if err := runDemo(ctx, a, cfg, nil, "", "", stdout, true); err != nil {
 			return err
 		}
 	}

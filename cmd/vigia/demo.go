@@ -16,7 +16,7 @@ import (
 
 func demoCommand(stdout, stderr io.Writer) *cobra.Command {
 	var packs []string
-	var dsn string
+	var dsn, format string
 	cmd := &cobra.Command{Use: "demo", Short: "Build demo sources (ERP, e-commerce, payments, health), scan them and print a token",
 		RunE: func(c *cobra.Command, _ []string) error {
 			cfg, err := loadConfig()
@@ -28,17 +28,19 @@ func demoCommand(stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			defer a.DB.Close()
-			return runDemo(c.Context(), a, cfg, packs, dsn, stdout, false)
+			return runDemo(c.Context(), a, cfg, packs, dsn, format, stdout, false)
 		}}
 	cmd.Flags().StringSliceVar(&packs, "pack", nil, "erp, ecommerce, payments, health (default all)")
 	cmd.Flags().StringVar(&dsn, "dsn", "", "build the packs in this Postgres database instead of SQLite files")
+	cmd.Flags().StringVar(&format, "format", "sqlite", "sqlite, or parquet: one Parquet file per table under VIGIA_FILES_ROOT/demo/<pack>, scanned as a duckdb connection demo-<pack>-parquet (a build with DuckDB)")
 	return cmd
 }
 
 // runDemo seeds the demo and prints the token and what to try.
-func runDemo(ctx context.Context, a *app.App, cfg config, packs []string, dsn string, out io.Writer, serving bool) error {
+func runDemo(ctx context.Context, a *app.App, cfg config, packs []string, dsn, format string, out io.Writer, serving bool) error {
 	bar := newScanProgress(out)
 	res, err := a.SeedDemo(ctx, app.DemoOptions{Packs: packs, Dir: filepath.Join(cfg.SQLiteRoot, "demo"), PostgresDSN: dsn,
+		Format: format, FilesDir: app.ParquetDemoDir(cfg.FilesRoot),
 		Progress: func(pack string, sc scan.Scan) { bar.update("demo "+pack, sc) }})
 	bar.finish()
 	if err != nil {

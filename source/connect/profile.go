@@ -136,20 +136,29 @@ func buildAggregate(d dialect, t source.Table, cols []source.Column, req source.
 	var stmts []aggStmt
 	for start := 0; start < len(parts) || start == 0; start += maxAggExprs {
 		end := min(start+maxAggExprs, len(parts))
-		var b strings.Builder
-		b.WriteString("SELECT count(*)")
-		for _, p := range parts[start:end] {
-			b.WriteString(", ")
-			b.WriteString(p.expr)
-		}
-		b.WriteString(" FROM ")
-		b.WriteString(from)
-		stmts = append(stmts, aggStmt{sql: b.String(), parts: parts[start:end], col: owner[start:end]})
+		stmts = append(stmts, aggStmt{sql: aggregateSQL(parts[start:end], nil, from), parts: parts[start:end], col: owner[start:end]})
 		if end == len(parts) {
 			break
 		}
 	}
 	return stmts
+}
+
+// aggregateSQL is one aggregate statement: count(*), the parts' expressions, then extra.
+func aggregateSQL(parts []aggPart, extra []string, from string) string {
+	var b strings.Builder
+	b.WriteString("SELECT count(*)")
+	for _, p := range parts {
+		b.WriteString(", ")
+		b.WriteString(p.expr)
+	}
+	for _, e := range extra {
+		b.WriteString(", ")
+		b.WriteString(e)
+	}
+	b.WriteString(" FROM ")
+	b.WriteString(from)
+	return b.String()
 }
 
 // aggFrom is what the aggregate reads: the table, or its first rows at depth basic.
@@ -187,12 +196,27 @@ func profile(ctx context.Context, c *conn, t source.Table, req source.ProfileReq
 	}
 	// Parts to compute again among finite values (see aggPart.finite).
 	var again aggStmt
-	for k, st := range buildAggregate(c.d, t, cols, req) {
+	stmts := buildAggregate(c.d, t, cols, req)
+	// A dialect that counts rows from metadata gets its samples in the aggregate's scan.
+	one, err := planOnePass(ctx, c, t, cols, req, p)
+	if err != nil {
+		return nil, err
+	}
+	if one != nil && (len(stmts) != 1 || len(stmts[0].parts)+1 > maxAggExprs) {
+		one = nil
+	}
+	if one != nil {
+		stmts[0].sql = aggregateSQL(stmts[0].parts, []string{one.expr}, one.from)
+	}
+	for k, st := range stmts {
 		var rowCount sql.NullInt64
 		dests := make([]any, 0, len(st.parts)+1)
 		dests = append(dests, &rowCount)
 		for _, part := range st.parts {
 			dests = append(dests, part.dest)
+		}
+		if one != nil {
+			dests = append(dests, one.dest)
 		}
 		if err := c.scanOne(ctx, req.Operation, st.sql, dests); err != nil {
 			return nil, err
@@ -227,7 +251,11 @@ func profile(ctx context.Context, c *conn, t source.Table, req source.ProfileReq
 	if req.Depth == source.DepthBasic {
 		p.Truncated = p.RowCount >= source.BasicRows
 	}
-	if err := sampleTable(ctx, c, t, cols, req, p); err != nil {
+	if one != nil {
+		if err := one.finish(c, p); err != nil {
+			return nil, err
+		}
+	} else if err := sampleTable(ctx, c, t, cols, req, p); err != nil {
 		return nil, err
 	}
 	if i := freshnessColumn(cols, p.Columns, time.Now()); i >= 0 {

@@ -15,7 +15,8 @@ import (
 
 // BenchmarkParquetProfile compares, on one Parquet file of VIGIA_BENCH_ROWS rows (default
 // 1,000,000; the figure is 5,000,000) shaped like the bench table, Source.Profile at
-// depth standard (aggregate + masks sample + distinct sample) with a hand-written DuckDB
+// depth standard (the footers' row count, then one scan computing the aggregate and drawing
+// the samples) with a hand-written DuckDB
 // aggregate of the same statistics (count, null counts, min/max, text lengths, approximate
 // distinct counts) in the same run. Report the ratio of the two ns/op:
 //

@@ -22,6 +22,18 @@ type dialect struct {
 	only string
 	// database is true for a DuckDB database file (its own tables and views, read-only).
 	database bool
+	// root is the directory the engine may read: the connection's directory, or for a
+	// database file the files root (its views may read files anywhere under it).
+	root string
+	// lineageSQL is, by schema and name, the SQL of a database's view that names files of
+	// the connection's directory by absolute paths, rewritten with relative ones (what
+	// lineage maps to file datasets); set once at open.
+	lineageSQL map[[2]string]string
+	// fileNames are the file datasets a database's views read in its directory, listed
+	// with its tables (nil for a directory: every file set); noFiles is true when the
+	// database has a schema named files of its own. Set once at open.
+	fileNames map[string]bool
+	noFiles   bool
 
 	mu sync.Mutex
 	// views are the reader of each file dataset's view as last created.
@@ -108,38 +120,56 @@ func (*dialect) ClassOf(dataType string) string {
 	return source.ClassOther
 }
 
-// discoverSQL lists the columns of every table and view of the database (the directory's
-// own views in schema files included), in order.
-const discoverSQL = `SELECT t.table_schema, t.table_name, t.table_type, c.column_name, c.ordinal_position, c.data_type, c.is_nullable
+// discoverSQL lists the columns of every table and view of the database, or of a database
+// file's attached catalog and the file datasets (schema files of the memory catalog), in
+// order.
+func (d *dialect) discoverSQL() string {
+	where := "t.table_catalog = current_database() AND t.table_schema NOT IN ('information_schema', 'pg_catalog')"
+	if d.database {
+		where = "(t.table_catalog = " + literal(sourceCatalog) + " AND t.table_schema NOT IN ('information_schema', 'pg_catalog'))"
+		if !d.noFiles {
+			where += " OR (t.table_catalog = " + literal(memoryCatalog) + " AND t.table_schema = " + literal(source.FilesSchema) + ")"
+		}
+	}
+	return `SELECT t.table_catalog, t.table_schema, t.table_name, t.table_type, c.column_name, c.ordinal_position, c.data_type, c.is_nullable
 FROM information_schema.tables AS t JOIN information_schema.columns AS c
   ON c.table_catalog = t.table_catalog AND c.table_schema = t.table_schema AND c.table_name = t.table_name
-WHERE t.table_catalog = current_database() AND t.table_schema NOT IN ('information_schema', 'pg_catalog')
+WHERE ` + where + `
 ORDER BY t.table_schema, t.table_name, c.ordinal_position`
+}
 
-// viewsSQL answers the SQL of the database's own views.
+// viewsSQL answers the SQL of the database file's own views.
 const viewsSQL = `SELECT schema_name, view_name, sql FROM duckdb_views()
-WHERE NOT internal AND database_name = current_database()`
+WHERE NOT internal AND database_name = ` + "'" + sourceCatalog + "'"
 
 // keysSQL answers the columns of primary keys and unique constraints, one row per column.
 const keysSQL = `SELECT schema_name, table_name, constraint_type, len(constraint_column_names), unnest(constraint_column_names)
 FROM duckdb_constraints()
-WHERE database_name = current_database() AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')`
+WHERE database_name = '` + sourceCatalog + `' AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')`
+
+// foreignKeysSQL answers the declared foreign keys, one row per column pair in the key's
+// order (DuckDB's references stay in the table's schema).
+const foreignKeysSQL = `SELECT schema_name, table_name, coalesce(constraint_name, 'fk_' || constraint_index), referenced_table,
+  constraint_column_names[k.i], referenced_column_names[k.i]
+FROM duckdb_constraints(), LATERAL range(1, len(constraint_column_names) + 1) AS k(i)
+WHERE database_name = '` + sourceCatalog + `' AND constraint_type = 'FOREIGN KEY'
+ORDER BY schema_name, table_name, constraint_index, k.i`
 
 // Discover lists a database file's tables and views (views with their SQL, dialect duckdb,
 // for lineage), or creates (again) the directory's datasets as views of schema files and
 // lists them as tables with their partition columns.
 func (d *dialect) Discover(ctx context.Context, q connect.Querier, op string) ([]source.Table, error) {
-	if !d.database {
+	if !d.database || (len(d.fileNames) > 0 && !d.noFiles) {
 		if err := d.createViews(ctx, q, op); err != nil {
 			return nil, err
 		}
 	}
 	var tables []source.Table
 	index := map[[2]string]int{}
-	_, err := q.Query(ctx, op, "discover", discoverSQL, func(rows *sql.Rows) error {
-		var schema, name, typ, col, dataType, nullable string
+	_, err := q.Query(ctx, op, "discover", d.discoverSQL(), func(rows *sql.Rows) error {
+		var catalog, schema, name, typ, col, dataType, nullable string
 		var pos int
-		if err := rows.Scan(&schema, &name, &typ, &col, &pos, &dataType, &nullable); err != nil {
+		if err := rows.Scan(&catalog, &schema, &name, &typ, &col, &pos, &dataType, &nullable); err != nil {
 			return source.NewError(source.DuckDB, "discover", source.ReasonResult, "", nil)
 		}
 		key := [2]string{schema, name}
@@ -148,13 +178,13 @@ func (d *dialect) Discover(ctx context.Context, q connect.Querier, op string) ([
 			i = len(tables)
 			index[key] = i
 			t := source.Table{Schema: schema, Name: name, Kind: source.TableKindTable}
-			if typ == "VIEW" && !(schema == source.FilesSchema && !d.database) {
+			if typ == "VIEW" && !(schema == source.FilesSchema && catalog == memoryCatalog) {
 				t.Kind = source.TableKindView
 			}
 			tables = append(tables, t)
 		}
 		c := source.Column{Name: col, Position: pos, DataType: dataType, Class: d.ClassOf(dataType), Nullable: nullable == "YES"}
-		if schema == source.FilesSchema && !d.database {
+		if schema == source.FilesSchema && catalog == memoryCatalog {
 			d.mu.Lock()
 			for _, k := range d.partitions[name] {
 				c.Partition = c.Partition || k == col
@@ -180,6 +210,9 @@ func (d *dialect) Discover(ctx context.Context, q connect.Querier, op string) ([
 		if i, ok := index[[2]string{schema, name}]; ok {
 			sel := connect.ViewSelect(strings.TrimSpace(def.String))
 			tables[i].ViewDefinition = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(sel), ";"))
+			if l, ok := d.lineageSQL[[2]string{schema, name}]; ok {
+				tables[i].ViewDefinition = l
+			}
 		}
 		return nil
 	})
@@ -213,6 +246,28 @@ func (d *dialect) Discover(ctx context.Context, q connect.Querier, op string) ([
 	if err != nil {
 		return nil, err
 	}
+	_, err = q.Query(ctx, op, "discover", foreignKeysSQL, func(rows *sql.Rows) error {
+		var schema, name, constraint, refTable, col, refCol string
+		if err := rows.Scan(&schema, &name, &constraint, &refTable, &col, &refCol); err != nil {
+			return source.NewError(source.DuckDB, "discover", source.ReasonResult, "", nil)
+		}
+		i, ok := index[[2]string{schema, name}]
+		if !ok {
+			return nil
+		}
+		fks := tables[i].ForeignKeys
+		if n := len(fks); n == 0 || fks[n-1].Name != constraint {
+			fks = append(fks, source.ForeignKey{Name: constraint, References: source.TableName{Schema: schema, Name: refTable}})
+		}
+		fk := &fks[len(fks)-1]
+		fk.Columns = append(fk.Columns, col)
+		fk.RefColumns = append(fk.RefColumns, refCol)
+		tables[i].ForeignKeys = fks
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	return tables, nil
 }
 
@@ -220,6 +275,16 @@ func (d *dialect) Discover(ctx context.Context, q connect.Querier, op string) ([
 // (replaced when its files' globs changed) and drops the views of datasets gone.
 func (d *dialect) createViews(ctx context.Context, q connect.Querier, op string) error {
 	sets := fileSets(d.dir, d.only)
+	if d.database {
+		// A database file's file datasets: the ones its views read.
+		kept := sets[:0]
+		for _, s := range sets {
+			if d.fileNames[s.name] {
+				kept = append(kept, s)
+			}
+		}
+		sets = kept
+	}
 	d.mu.Lock()
 	if d.views == nil {
 		d.views, d.partitions, d.parquet = map[string]string{}, map[string][]string{}, map[string][]string{}
@@ -235,7 +300,7 @@ func (d *dialect) createViews(ctx context.Context, q connect.Querier, op string)
 		if same {
 			continue
 		}
-		stmt := "CREATE OR REPLACE VIEW " + quote(source.FilesSchema) + "." + quote(s.name) + " AS SELECT * FROM " + r
+		stmt := "CREATE OR REPLACE VIEW " + quote(memoryCatalog) + "." + quote(source.FilesSchema) + "." + quote(s.name) + " AS SELECT * FROM " + r
 		if _, err := q.Query(ctx, op, "discover", stmt, nil); err != nil {
 			// A file DuckDB cannot read (corrupt, empty, not what its extension says) is
 			// left out; the others are still datasets.
@@ -267,7 +332,7 @@ func (d *dialect) createViews(ctx context.Context, q connect.Querier, op string)
 	}
 	d.mu.Unlock()
 	for _, name := range gone {
-		if _, err := q.Query(ctx, op, "discover", "DROP VIEW IF EXISTS "+quote(source.FilesSchema)+"."+quote(name), nil); err != nil {
+		if _, err := q.Query(ctx, op, "discover", "DROP VIEW IF EXISTS "+quote(memoryCatalog)+"."+quote(source.FilesSchema)+"."+quote(name), nil); err != nil {
 			return err
 		}
 		d.mu.Lock()

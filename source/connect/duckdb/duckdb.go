@@ -5,6 +5,7 @@ package duckdb
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"net/url"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	duck "github.com/duckdb/duckdb-go/v2"
 
@@ -125,23 +127,40 @@ func Open(ctx context.Context, dsn string, opts source.Options) (source.Source, 
 	if err := os.MkdirAll(lim.TempDirectory, 0o700); err != nil {
 		return nil, newError("open", source.ReasonPermission)
 	}
+	d.root = d.dir
+	if d.database {
+		// A database's views may read files anywhere under the files root (a connection
+		// could name any of them): the root, after its symbolic links.
+		root, err := filepath.EvalSymlinks(opts.FilesRoot)
+		if err != nil {
+			return nil, newError("open", source.ReasonPermission)
+		}
+		if root, err = filepath.Abs(root); err != nil {
+			return nil, newError("open", source.ReasonPermission)
+		}
+		d.root = root
+	}
 	cfg := url.Values{}
 	cfg.Set("memory_limit", lim.MemoryLimit)
 	cfg.Set("threads", strconv.Itoa(lim.Threads))
 	cfg.Set("temp_directory", lim.TempDirectory)
 	cfg.Set("autoinstall_known_extensions", "false")
 	cfg.Set("autoload_known_extensions", "false")
-	target := ":memory:"
-	if d.database {
-		cfg.Set("access_mode", "read_only")
-		target = real
-	}
-	connector, err := duck.NewConnector(target+"?"+cfg.Encode(), nil)
+	// Each session of a database file names the re-created views first (see
+	// sourceCatalog); the path is known once the database is attached.
+	var searchPath atomic.Pointer[string]
+	connector, err := duck.NewConnector(":memory:?"+cfg.Encode(), func(ex driver.ExecerContext) error {
+		if sp := searchPath.Load(); sp != nil {
+			_, err := ex.ExecContext(context.Background(), "SET search_path = "+literal(*sp), nil)
+			return err
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, classifyOpen(err)
 	}
 	db := sql.OpenDB(connector)
-	if err := setup(ctx, db, d, lim); err != nil {
+	if err := setup(ctx, db, d, lim, real, &searchPath); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
@@ -163,21 +182,40 @@ func Open(ctx context.Context, dsn string, opts source.Options) (source.Source, 
 }
 
 // setup confines and configures the engine once for every connection of the pool (the
-// settings are global to the database instance, and locked).
-func setup(ctx context.Context, db *sql.DB, d *dialect, lim source.FilesLimits) error {
-	stmts := []string{
-		"SET GLOBAL file_search_path = " + literal(d.dir),
-		"SET GLOBAL allowed_directories = [" + literal(d.dir) + ", " + literal(lim.TempDirectory) + "]",
-		"SET GLOBAL enable_external_access = false",
+// settings are global to the database instance, and locked); a database file is attached
+// first, and its views re-created once the confinement holds and is locked.
+func setup(ctx context.Context, db *sql.DB, d *dialect, lim source.FilesLimits, file string, searchPath *atomic.Pointer[string]) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return classifyOpen(err)
 	}
-	if !d.database {
-		stmts = append(stmts, "CREATE SCHEMA IF NOT EXISTS "+quote(source.FilesSchema))
-	}
-	stmts = append(stmts, "SET GLOBAL lock_configuration = true")
-	for _, st := range stmts {
-		if _, err := db.ExecContext(ctx, st); err != nil {
+	defer conn.Close()
+	if d.database {
+		if _, err := conn.ExecContext(ctx, "ATTACH "+literal(file)+" AS "+quote(sourceCatalog)+" (READ_ONLY)"); err != nil {
 			return classifyOpen(err)
 		}
+	}
+	stmts := []string{
+		"SET GLOBAL file_search_path = " + literal(d.dir),
+		"SET GLOBAL allowed_directories = [" + literal(d.root) + ", " + literal(lim.TempDirectory) + "]",
+		"SET GLOBAL enable_external_access = false",
+		"CREATE SCHEMA IF NOT EXISTS " + quote(memoryCatalog) + "." + quote(source.FilesSchema),
+	}
+	for _, st := range stmts {
+		if _, err := conn.ExecContext(ctx, st); err != nil {
+			return classifyOpen(err)
+		}
+	}
+	// Locked before any SQL of the database file is bound.
+	if _, err := conn.ExecContext(ctx, "SET GLOBAL lock_configuration = true"); err != nil {
+		return classifyOpen(err)
+	}
+	if d.database {
+		sp, err := d.attachDatabase(ctx, conn)
+		if err != nil {
+			return err
+		}
+		searchPath.Store(&sp)
 	}
 	return nil
 }

@@ -323,25 +323,53 @@ func TestStatementTimeout(t *testing.T) {
 	}
 }
 
-// TestDatabaseFile: a DuckDB database file opens read-only; its tables keep their schema
-// and keys, its views come with their SELECT for lineage (dialect duckdb), and a view
-// reading the directory's files by a relative path resolves there.
+// TestDatabaseFile: a DuckDB database file opens read-only; its tables keep their schema,
+// keys and foreign keys, its views come with their SELECT for lineage (dialect duckdb).
+// Its views' relative paths resolve in the database file's directory (never the process's
+// working directory), absolute ones are named relatively for lineage, a view may read a
+// file elsewhere under the files root but not outside it (permission_denied), and the file
+// sets its views read in its directory are datasets of schema files.
 func TestDatabaseFile(t *testing.T) {
-	root := t.TempDir()
+	root, outside := t.TempDir(), t.TempDir()
+	lake := filepath.Join(root, "lake")
 	w := writer(t)
-	salesDir(t, w, root)
-	file := filepath.Join(root, "shop.duckdb")
-	exec(t, w, "SET file_search_path = '"+root+"'", "ATTACH '"+file+"' AS shop",
+	salesDir(t, w, lake)
+	for _, f := range []struct{ dir, name string }{{filepath.Join(root, "other"), "x.csv"}, {outside, "secret.csv"}, {lake, "unused.csv"}} {
+		if err := os.MkdirAll(f.dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(f.dir, f.name), []byte("a\n1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	escape, err := filepath.Rel(lake, filepath.Join(outside, "secret.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(lake, "shop.duckdb")
+	w.SetMaxOpenConns(1)
+	exec(t, w, "SET file_search_path = '"+lake+"'", "ATTACH '"+file+"' AS shop", "USE shop",
 		"CREATE TABLE shop.main.customers (id INTEGER PRIMARY KEY, email VARCHAR UNIQUE, born DATE)",
 		"INSERT INTO shop.main.customers SELECT i, 'c' || i || '@x.pt', DATE '1980-01-01' + CAST(i AS INTEGER) FROM range(100) AS r(i)",
-		"CREATE VIEW shop.main.big_sales AS SELECT id, amount FROM read_parquet('"+filepath.Join(root, "sales", "**", "*.parquet")+"') WHERE amount > 100",
+		"CREATE TABLE shop.main.orders (id INTEGER PRIMARY KEY, region VARCHAR, customer_id INTEGER REFERENCES customers (id))",
+		"CREATE TABLE lines (invoice INTEGER, n INTEGER, PRIMARY KEY (n, invoice))",
+		"CREATE TABLE notes (id INTEGER, n INTEGER, invoice INTEGER, CONSTRAINT notes_line FOREIGN KEY (n, invoice) REFERENCES lines (n, invoice))",
+		"CREATE VIEW shop.main.big_sales AS SELECT id, amount FROM read_parquet('"+filepath.Join(lake, "sales", "**", "*.parquet")+"') WHERE amount > 100",
 		"CREATE VIEW shop.main.relative_sales AS SELECT id FROM read_parquet('sales/**/*.parquet')",
-		"DETACH shop")
+		"CREATE VIEW shop.main.over_view AS SELECT count(*) AS n FROM relative_sales",
+		"CREATE SCHEMA shop.analytics",
+		"CREATE VIEW shop.analytics.by_customer AS SELECT c.email, s.amount FROM read_parquet('sales/*/*.parquet', hive_partitioning = true) AS s JOIN customers AS c ON c.id = s.id % 100",
+		"CREATE VIEW shop.main.sibling AS SELECT * FROM '../other/x.csv'",
+		"CREATE VIEW shop.main.escaping AS SELECT * FROM read_csv('"+escape+"')",
+		// The test's working directory has doc.go; the database's directory has not.
+		"CREATE VIEW shop.main.working_dir AS SELECT * FROM read_csv('doc.go', header = false)",
+		"USE memory", "DETACH shop")
 	s := open(t, root, file)
 	if s.Dialect() != "duckdb" {
 		t.Fatalf("dialect %s", s.Dialect())
 	}
-	tables, err := s.Discover(context.Background())
+	ctx := context.Background()
+	tables, err := s.Discover(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,30 +377,102 @@ func TestDatabaseFile(t *testing.T) {
 	if !cust.Columns[0].PrimaryKey || !cust.Columns[1].Unique || cust.Columns[2].Class != source.ClassTemporal {
 		t.Fatalf("columns %+v", cust.Columns)
 	}
+	orders := find(t, tables, "main", "orders")
+	wantFK := []source.ForeignKey{{Name: "orders_customer_id_id_fkey", Columns: []string{"customer_id"},
+		References: source.TableName{Schema: "main", Name: "customers"}, RefColumns: []string{"id"}}}
+	if fmt.Sprint(orders.ForeignKeys) != fmt.Sprint(wantFK) || len(cust.ForeignKeys) != 0 {
+		t.Fatalf("foreign keys %+v / %+v", orders.ForeignKeys, cust.ForeignKeys)
+	}
+	notes := find(t, tables, "main", "notes")
+	if len(notes.ForeignKeys) != 1 || fmt.Sprint(notes.ForeignKeys[0].Columns, notes.ForeignKeys[0].RefColumns) != "[n invoice] [n invoice]" ||
+		notes.ForeignKeys[0].References.Name != "lines" {
+		t.Fatalf("composite foreign key %+v", notes.ForeignKeys)
+	}
 	v := find(t, tables, "main", "big_sales")
-	if v.Kind != source.TableKindView || !strings.HasPrefix(v.ViewDefinition, "SELECT") || !strings.Contains(v.ViewDefinition, "read_parquet('"+filepath.Join(root, "sales", "**", "*.parquet")+"')") {
-		t.Fatalf("view %s %q", v.Kind, v.ViewDefinition)
+	if v.Kind != source.TableKindView || !strings.HasPrefix(v.ViewDefinition, "SELECT") || !strings.Contains(v.ViewDefinition, "read_parquet('sales/**/*.parquet')") {
+		t.Fatalf("the view naming its files absolutely, for lineage: %s %q", v.Kind, v.ViewDefinition)
 	}
-	n, _, err := s.QueryInt(context.Background(), `SELECT count(*) FROM "main"."big_sales"`)
-	if err != nil || n == 0 {
-		t.Fatalf("the view over the directory's files: %d %v", n, err)
-	}
-	// DuckDB checks a relative path against the process's working directory, not
-	// file_search_path: with file access confined, a view naming files by a relative path
-	// cannot be read (its SQL still is, for lineage).
-	rel := find(t, tables, "main", "relative_sales")
-	if !strings.Contains(rel.ViewDefinition, "read_parquet('sales/**/*.parquet')") {
+	if rel := find(t, tables, "main", "relative_sales"); !strings.Contains(rel.ViewDefinition, "read_parquet('sales/**/*.parquet')") {
 		t.Fatalf("view %q", rel.ViewDefinition)
 	}
-	if _, _, err := s.QueryInt(context.Background(), `SELECT count(*) FROM "main"."relative_sales"`); !source.IsReason(err, source.ReasonPermission) {
-		t.Fatalf("a relative path outside the confinement: %v", err)
+	var names []string
+	for _, tb := range tables {
+		if tb.Schema == source.FilesSchema {
+			names = append(names, tb.Name)
+			if tb.Kind != source.TableKindTable {
+				t.Fatalf("file dataset %s of kind %s", tb.Name, tb.Kind)
+			}
+		}
 	}
-	p, err := s.Profile(context.Background(), cust, source.ProfileRequest{})
+	if fmt.Sprint(names) != "[sales]" {
+		t.Fatalf("file datasets %v, want the one its views read in its directory", names)
+	}
+	glob := "read_parquet('" + filepath.Join(lake, "sales", "**", "*.parquet") + "')"
+	count := func(q string) int64 {
+		t.Helper()
+		var n int64
+		if err := w.QueryRow(q).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, c := range []struct {
+		stmt string
+		want int64
+	}{
+		{`SELECT count(*) FROM "main"."big_sales"`, count("SELECT count(*) FROM " + glob + " WHERE amount > 100")},
+		{`SELECT count(*) FROM "main"."relative_sales"`, count("SELECT count(*) FROM " + glob)},
+		{`SELECT n FROM "main"."over_view"`, count("SELECT count(*) FROM " + glob)},
+		{`SELECT count(*) FROM "analytics"."by_customer" WHERE email IS NOT NULL`, count("SELECT count(*) FROM " + glob)},
+		{`SELECT count(*) FROM "files"."sales"`, count("SELECT count(*) FROM " + glob)},
+		{`SELECT count(*) FROM "main"."sibling"`, 1},
+		{`SELECT count(*) FROM "main"."customers"`, 100},
+	} {
+		if n, _, err := s.QueryInt(ctx, c.stmt); err != nil || n != c.want || n == 0 {
+			t.Fatalf("%s: %d %v, want %d", c.stmt, n, err, c.want)
+		}
+	}
+	for _, q := range []string{`SELECT count(*) FROM "main"."escaping"`, `SELECT count(*) FROM "main"."working_dir"`} {
+		if _, _, err := s.QueryInt(ctx, q); !source.IsReason(err, source.ReasonPermission) {
+			t.Fatalf("%s: %v, want permission_denied", q, err)
+		}
+	}
+	p, err := s.Profile(ctx, cust, source.ProfileRequest{})
 	if err != nil || p.RowCount != 100 {
 		t.Fatalf("profile %+v %v", p, err)
 	}
-	if _, err := s.QueryRows(context.Background(), "DELETE FROM main.customers RETURNING id", 200); err == nil {
+	p, err = s.Profile(ctx, find(t, tables, "main", "relative_sales"), source.ProfileRequest{})
+	if err != nil || p.RowCount != count("SELECT count(*) FROM "+glob) {
+		t.Fatalf("profile of the view over relative paths %+v %v", p, err)
+	}
+	if _, err := s.QueryRows(ctx, "DELETE FROM main.customers RETURNING id", 200); err == nil {
 		t.Fatal("the database file is writable")
+	}
+}
+
+// TestDatabaseFileWithItsOwnFilesSchema: a database with a schema named files keeps its
+// names; the files its views read are no datasets then, and still read in its directory.
+func TestDatabaseFileWithItsOwnFilesSchema(t *testing.T) {
+	root := t.TempDir()
+	w := writer(t)
+	w.SetMaxOpenConns(1)
+	file := filepath.Join(root, "own.duckdb")
+	exec(t, w, "COPY (SELECT 1 AS a UNION ALL SELECT 2) TO '"+filepath.Join(root, "x.parquet")+"' (FORMAT parquet)",
+		"SET file_search_path = '"+root+"'", "ATTACH '"+file+"' AS own", "USE own",
+		"CREATE SCHEMA files", "CREATE TABLE files.t AS SELECT 42 AS v",
+		"CREATE VIEW files.x AS SELECT a FROM 'x.parquet'", "USE memory", "DETACH own")
+	s := open(t, root, file)
+	tables, err := s.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) != 2 || find(t, tables, "files", "t").Kind != source.TableKindTable || find(t, tables, "files", "x").Kind != source.TableKindView {
+		t.Fatalf("tables %+v", tables)
+	}
+	for q, want := range map[string]int64{`SELECT v FROM "files"."t"`: 42, `SELECT count(*) FROM "files"."x"`: 2} {
+		if n, _, err := s.QueryInt(context.Background(), q); err != nil || n != want {
+			t.Fatalf("%s: %d %v", q, n, err)
+		}
 	}
 }
 
