@@ -334,9 +334,9 @@ type Config struct {
 	// Workers is how many sends the process has in flight at most (the delivery
 	// workers, default 256): the client keeps that many idle connections to reuse.
 	Workers int
-	// SnoozeMin and SnoozeMax bound the wait of a delivery whose workspace or channel
-	// is at its bound (default 250 ms to 10 s; it grows with how long the delivery
-	// already waited).
+	// SnoozeMin and SnoozeMax bound the wait in the queue of a delivery whose workspace
+	// or channel is at its bound after BusyWait (default 250 ms to 10 s; about as long as
+	// the receiver's sends take).
 	SnoozeMin, SnoozeMax time.Duration
 	// BusyWait is how long a delivery may wait in the process for a slot of a busy
 	// receiver whose sends take no longer than that (default 250 ms) before it is

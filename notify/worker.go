@@ -56,11 +56,12 @@ func (s *Service) Deliver(ctx context.Context, deliveryID string, lastRun bool) 
 	release, took, ok := s.limits.acquire(item.WorkspaceID, item.ChannelID, time.Now())
 	if !ok && took <= s.cfg.BusyWait {
 		// A healthy receiver's slot frees within about one of its sends: wait for it here,
-		// up to twice that (BusyWait at most), rather than requeue the delivery.
-		release, took, ok = s.limits.acquireWithin(ctx, item.WorkspaceID, item.ChannelID, min(2*took+10*time.Millisecond, s.cfg.BusyWait))
+		// up to BusyWait, rather than requeue the delivery. A receiver whose sends (or
+		// whose oldest send in flight) took longer gets no waiters.
+		release, took, ok = s.limits.acquireWithin(ctx, item.WorkspaceID, item.ChannelID, s.cfg.BusyWait)
 	}
 	if !ok {
-		return JobOutcome{Snooze: s.busySnooze(item, now, took), Code: "receiver_busy"}, nil
+		return JobOutcome{Snooze: s.busySnooze(took), Code: "receiver_busy"}, nil
 	}
 	n := item.Attempts + 1
 	a := s.attempt(ctx, item, n)
@@ -86,18 +87,14 @@ func (s *Service) Deliver(ctx context.Context, deliveryID string, lastRun bool) 
 	return JobOutcome{}, s.store.RecordAttempt(ctx, item.ID, rec, status, nil, &finished)
 }
 
-// busySnooze is how long a delivery whose workspace or channel is at its bound waits
-// before trying again: as long as the channel's sends have been taking, or as long as
-// it has already waited for its attempt (so its waits double), within SnoozeMin and
-// SnoozeMax, jittered. A busy but healthy receiver frees slots quickly and its
-// deliveries come back soon; deliveries queued behind a receiver that times out wait
-// about one timeout instead of churning the queue.
-func (s *Service) busySnooze(item SendItem, now time.Time, took time.Duration) time.Duration {
-	since := item.CreatedAt
-	if item.NextAttemptAt != nil {
-		since = *item.NextAttemptAt
-	}
-	base := min(max(now.Sub(since), took, s.cfg.SnoozeMin), s.cfg.SnoozeMax)
+// busySnooze is how long a delivery whose workspace or channel is still at its bound
+// after the in-process wait waits before trying again: as long as the channel's sends
+// have been taking (their recent average, or the age of its oldest send in flight), within
+// SnoozeMin and SnoozeMax, jittered. Deliveries queued behind a receiver that times out
+// wait about one timeout instead of churning the queue, and wait longer the longer its
+// oldest send hangs; a backlog of a healthy receiver is not held back for its age.
+func (s *Service) busySnooze(took time.Duration) time.Duration {
+	base := min(max(took, s.cfg.SnoozeMin), s.cfg.SnoozeMax)
 	return snoozeFor(base, base+base/4)
 }
 
