@@ -203,6 +203,19 @@ type ForeignKey struct {
 	RefColumns []string  `json:"ref_columns"`
 }
 
+// AppendForeignKeyColumn adds one column pair of constraint to fks, read as catalogs list
+// them: one row per column pair, a constraint's rows together and in key order. A row of
+// a constraint other than the last one starts a new key.
+func AppendForeignKeyColumn(fks []ForeignKey, constraint string, references TableName, column, refColumn string) []ForeignKey {
+	if n := len(fks); n == 0 || fks[n-1].Name != constraint {
+		fks = append(fks, ForeignKey{Name: constraint, References: references})
+	}
+	fk := &fks[len(fks)-1]
+	fk.Columns = append(fk.Columns, column)
+	fk.RefColumns = append(fk.RefColumns, refColumn)
+	return fks
+}
+
 // TableName is a schema-qualified name of a table or view.
 type TableName struct {
 	Schema string `json:"schema"`

@@ -384,14 +384,8 @@ func (c *conn) readForeignKeys(ctx context.Context, op, stmt string, index func(
 		if !ok {
 			return nil
 		}
-		fks := tables[i].ForeignKeys
-		if n := len(fks); n == 0 || fks[n-1].Name != constraint {
-			fks = append(fks, source.ForeignKey{Name: constraint, References: source.TableName{Schema: rs, Name: rt}})
-		}
-		fk := &fks[len(fks)-1]
-		fk.Columns = append(fk.Columns, col)
-		fk.RefColumns = append(fk.RefColumns, rc)
-		tables[i].ForeignKeys = fks
+		tables[i].ForeignKeys = source.AppendForeignKeyColumn(tables[i].ForeignKeys, constraint,
+			source.TableName{Schema: rs, Name: rt}, col, rc)
 		return nil
 	})
 	if err != nil {

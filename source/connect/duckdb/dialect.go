@@ -255,14 +255,8 @@ func (d *dialect) Discover(ctx context.Context, q connect.Querier, op string) ([
 		if !ok {
 			return nil
 		}
-		fks := tables[i].ForeignKeys
-		if n := len(fks); n == 0 || fks[n-1].Name != constraint {
-			fks = append(fks, source.ForeignKey{Name: constraint, References: source.TableName{Schema: schema, Name: refTable}})
-		}
-		fk := &fks[len(fks)-1]
-		fk.Columns = append(fk.Columns, col)
-		fk.RefColumns = append(fk.RefColumns, refCol)
-		tables[i].ForeignKeys = fks
+		tables[i].ForeignKeys = source.AppendForeignKeyColumn(tables[i].ForeignKeys, constraint,
+			source.TableName{Schema: schema, Name: refTable}, col, refCol)
 		return nil
 	})
 	if err != nil {
