@@ -168,19 +168,11 @@ func RunDuckDBProfile(ctx context.Context, o DuckDBProfileOptions, progress io.W
 		return rep, errors.New("bench: cannot create the bench directory")
 	}
 
-	benchDSN, err := dsnWithDatabase(o.DSN, o.Database)
-	if err != nil {
-		return rep, err
-	}
-	admin, err := openDB(o.DSN)
+	admin, benchDSN, created, err := openBenchDatabase(ctx, o.DSN, o.Database)
 	if err != nil {
 		return rep, err
 	}
 	defer admin.Close()
-	created, err := ensureDatabase(ctx, admin, o.Database)
-	if err != nil {
-		return rep, err
-	}
 	db, err := openDB(benchDSN, "TimeZone", "UTC")
 	if err != nil {
 		return rep, err

@@ -272,19 +272,11 @@ func RunProfile(ctx context.Context, o ProfileOptions, progress io.Writer) (rep 
 	if progress == nil {
 		progress = io.Discard
 	}
-	benchDSN, err := dsnWithDatabase(o.DSN, o.Database)
-	if err != nil {
-		return rep, err
-	}
-	admin, err := openDB(o.DSN)
+	admin, benchDSN, created, err := openBenchDatabase(ctx, o.DSN, o.Database)
 	if err != nil {
 		return rep, err
 	}
 	defer admin.Close()
-	created, err := ensureDatabase(ctx, admin, o.Database)
-	if err != nil {
-		return rep, err
-	}
 	db, err := openDB(benchDSN)
 	if err != nil {
 		return rep, err
@@ -459,10 +451,10 @@ func dsnWithDatabase(dsn, database string) (string, error) {
 	return dsn + " dbname=" + database, nil
 }
 
-// openDB opens a pool on the same driver path the Postgres connector uses (pgx through
-// database/sql, one round trip per statement, no prepared statements), so that the
-// alternatives are timed on equal terms with Profile.
-// openDB opens a pool on dsn with the session parameters params.
+// openDB opens a pool on dsn with the session parameters params (name, value, …), on the
+// same driver path the Postgres connector uses (pgx through database/sql, one round trip
+// per statement, no prepared statements), so that the alternatives are timed on equal
+// terms with Profile.
 func openDB(dsn string, params ...string) (*sql.DB, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
@@ -478,6 +470,23 @@ func openDB(dsn string, params ...string) (*sql.DB, error) {
 	db.SetMaxOpenConns(2)
 	db.SetMaxIdleConns(2)
 	return db, nil
+}
+
+// openBenchDatabase opens the admin pool on dsn and makes sure the bench database exists on
+// the same server; it returns the bench database's DSN and whether this run created it.
+// The caller closes admin (also when it drops the database afterwards).
+func openBenchDatabase(ctx context.Context, dsn, database string) (admin *sql.DB, benchDSN string, created bool, err error) {
+	if benchDSN, err = dsnWithDatabase(dsn, database); err != nil {
+		return nil, "", false, err
+	}
+	if admin, err = openDB(dsn); err != nil {
+		return nil, "", false, err
+	}
+	if created, err = ensureDatabase(ctx, admin, database); err != nil {
+		admin.Close()
+		return nil, "", false, err
+	}
+	return admin, benchDSN, created, nil
 }
 
 func ensureDatabase(ctx context.Context, admin *sql.DB, name string) (bool, error) {
