@@ -12,8 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"runtime/pprof"
 	"sort"
 	"strconv"
 	"sync"
@@ -389,15 +387,10 @@ func apiThroughput(ctx context.Context, o apiBenchOpts, client *http.Client, srv
 		for i, k := range kinds {
 			stop := func() {}
 			if o.CPUProfile != "" && k.profile != "" && round == o.Rounds {
-				f, err := os.Create(k.profile)
-				if err != nil {
+				var err error
+				if stop, err = startCPUProfile(k.profile); err != nil {
 					return false, err
 				}
-				if err := pprof.StartCPUProfile(f); err != nil {
-					f.Close()
-					return false, err
-				}
-				stop = func() { pprof.StopCPUProfile(); f.Close() }
 			}
 			db0, err := plain.BackendCPU(ctx)
 			if err != nil {

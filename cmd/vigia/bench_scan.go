@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -256,15 +255,11 @@ func measureScan(ctx context.Context, a *app.App, out io.Writer, dsn string, tab
 	}
 	fmt.Fprintf(out, "scanning %d tables and %d views...\n", tables, views)
 	if cpuProfile != "" {
-		f, err := os.Create(cpuProfile)
+		stop, err := startCPUProfile(cpuProfile)
 		if err != nil {
 			return r, err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return r, err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	// RSS: sampled every 100 ms; each sample is attributed to the quarter of the
 	// datasets being profiled at the time.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -66,17 +65,7 @@ func benchSoakCommand(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if o.JSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(res); err != nil {
-					return err
-				}
-			}
-			if !res.Pass {
-				return exitError{code: 3, msg: "a soak verdict failed"}
-			}
-			return nil
+			return finishBench(stdout, o.JSON, res, res.Pass, "a soak verdict failed")
 		}}
 	f := cmd.Flags()
 	f.IntVar(&o.Minutes, "minutes", 30, "length of the run in minutes (at least 3)")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"runtime/pprof"
 	"slices"
 	"sort"
 	"sync"
@@ -62,31 +59,17 @@ func benchWebhooksCommand(stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			if o.CPUProfile != "" {
-				f, err := os.Create(o.CPUProfile)
+				stop, err := startCPUProfile(o.CPUProfile)
 				if err != nil {
 					return err
 				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
+				defer stop()
 			}
 			res, err := runWebhookBench(c.Context(), cfg.DatabaseURL, o, stdout)
 			if err != nil {
 				return err
 			}
-			if o.JSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(res); err != nil {
-					return err
-				}
-			}
-			if !res.Pass {
-				return exitError{code: 3, msg: "a webhook target was missed"}
-			}
-			return nil
+			return finishBench(stdout, o.JSON, res, res.Pass, "a webhook target was missed")
 		}}
 	f := cmd.Flags()
 	f.IntVar(&o.Deliveries, "deliveries", 4000, "deliveries per throughput round")

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
+	"io"
 	"os"
 	"runtime/metrics"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,4 +95,33 @@ func (p *heapPeak) stop() float64 {
 	}
 	p.wg.Wait()
 	return p.peak
+}
+
+// startCPUProfile writes a CPU profile to path until the returned stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// finishBench prints res as indented JSON when asJSON, and turns a missed target into exit
+// status 3 with missed as its message.
+func finishBench(out io.Writer, asJSON bool, res any, pass bool, missed string) error {
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	}
+	if !pass {
+		return exitError{code: 3, msg: missed}
+	}
+	return nil
 }
