@@ -49,6 +49,33 @@ func (e *wfEnv) duplicates(t *testing.T, query, cred string, want int) ([]dupClu
 // dupPerson is a customer of the fixture.
 type dupPerson struct{ nif, nome, email, tel string }
 
+// noPersonValueIn fails when stored (what the duplicate clusters keep) holds any of the
+// people's NIF, first name, e-mail or phone digits.
+func noPersonValueIn(t *testing.T, stored string, people []dupPerson) {
+	t.Helper()
+	for _, p := range people {
+		for _, v := range []string{p.nif, strings.ToLower(strings.Fields(p.nome)[0]), p.email, p.tel[3:]} {
+			if strings.Contains(strings.ToLower(stored), strings.ToLower(v)) {
+				t.Fatalf("stored clusters hold a value %q", v)
+			}
+		}
+	}
+}
+
+// sameClusterIDs fails when a cluster of again was not among the first clusters.
+func sameClusterIDs(t *testing.T, clusters, again []dupCluster) {
+	t.Helper()
+	ids := map[string]bool{}
+	for _, c := range clusters {
+		ids[c.ID] = true
+	}
+	for _, c := range again {
+		if !ids[c.ID] {
+			t.Fatalf("cluster %s is new on the second scan", c.ID)
+		}
+	}
+}
+
 // slip is a typing slip: two neighbouring letters swapped past the first word's start.
 func slip(s string, at int) string {
 	rs := []rune(s)
@@ -239,13 +266,7 @@ func testDuplicateClusters(t *testing.T, kind string) {
 		FROM duplicate_clusters c JOIN duplicate_members m ON m.cluster_id = c.id WHERE c.connection_id = $1`, conn).Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range people[:70] {
-		for _, v := range []string{p.nif, strings.ToLower(strings.Fields(p.nome)[0]), p.email, p.tel[3:]} {
-			if strings.Contains(strings.ToLower(stored), strings.ToLower(v)) {
-				t.Fatalf("stored clusters hold a value %q", v)
-			}
-		}
-	}
+	noPersonValueIn(t, stored, people[:70])
 
 	// A second scan finds the same clusters under the same ids.
 	e.scan(t, conn)
@@ -253,15 +274,7 @@ func testDuplicateClusters(t *testing.T, kind string) {
 	if len(again) != len(clusters) {
 		t.Fatalf("second scan: %d clusters, first %d", len(again), len(clusters))
 	}
-	ids := map[string]bool{}
-	for _, c := range clusters {
-		ids[c.ID] = true
-	}
-	for _, c := range again {
-		if !ids[c.ID] {
-			t.Fatalf("cluster %s is new on the second scan", c.ID)
-		}
-	}
+	sameClusterIDs(t, clusters, again)
 }
 
 func sameNIFClusters(cs []dupCluster, datasetID string) int {
