@@ -1,10 +1,7 @@
 package app_test
 
 import (
-	"database/sql"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -25,15 +22,7 @@ func TestSyntheticPackKeepsDeclaredForeignKeys(t *testing.T) {
 	if r.Status != 200 {
 		t.Fatalf("pack: %d %s", r.Status, r.Body)
 	}
-	path := filepath.Join(t.TempDir(), "pack.sqlite")
-	if err := os.WriteFile(path, r.Body, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openSQLitePack(t, r.Body)
 	var from, parent, to string
 	if err := db.QueryRow(`SELECT "from", "table", "to" FROM pragma_foreign_key_list('notas')`).Scan(&from, &parent, &to); err != nil {
 		t.Fatalf("no foreign key in the pack: %v", err)
@@ -73,15 +62,7 @@ func TestSyntheticPackKeepsCompositeForeignKeys(t *testing.T) {
 	if r.Status != 200 {
 		t.Fatalf("pack: %d %s", r.Status, r.Body)
 	}
-	path := filepath.Join(t.TempDir(), "pack.sqlite")
-	if err := os.WriteFile(path, r.Body, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openSQLitePack(t, r.Body)
 	for _, child := range []string{"linhas", "anexos", "notas"} {
 		rows, err := db.Query(`SELECT "id", "seq", "table", "from", "to" FROM pragma_foreign_key_list(?) ORDER BY "id", "seq"`, child)
 		if err != nil {

@@ -122,15 +122,7 @@ func TestSyntheticRowsAreDeterministicAndPacksLoadWithTheirKeys(t *testing.T) {
 		if r.Status != 200 || r.Header.Get("Content-Type") != "application/vnd.sqlite3" {
 			t.Fatalf("pack: %d %s", r.Status, r.Body)
 		}
-		path := filepath.Join(t.TempDir(), "pack.sqlite")
-		if err := os.WriteFile(path, r.Body, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		db, err := sql.Open("sqlite", path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := openSQLitePack(t, r.Body)
 		for _, table := range erpTables {
 			var n int
 			if err := db.QueryRow(`SELECT COUNT(*) FROM "` + table + `"`).Scan(&n); err != nil || n != 500 {
@@ -526,15 +518,7 @@ func TestSyntheticUsesReferentialRulesSensitivityAndQuantiles(t *testing.T) {
 		if r.Status != 200 {
 			t.Fatalf("pack: %d %s", r.Status, r.Body)
 		}
-		path := filepath.Join(t.TempDir(), "pack.sqlite")
-		if err := os.WriteFile(path, r.Body, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		db, err := sql.Open("sqlite", path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := openSQLitePack(t, r.Body)
 		fks := map[string]string{}
 		rows, err := db.Query(`SELECT m.name, f."from", f."table", f."to" FROM sqlite_master m, pragma_foreign_key_list(m.name) f WHERE m.type = 'table'`)
 		if err != nil {
@@ -781,4 +765,20 @@ func TestSyntheticUtilityOnEveryDemoPack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openSQLitePack opens a SQLite synthetic pack (a response body) from a temporary file;
+// the database is closed when the test ends.
+func openSQLitePack(t *testing.T, body []byte) *sql.DB {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "pack.sqlite")
+	if err := os.WriteFile(path, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
