@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"hash"
-	"math"
 	"slices"
 	"strings"
 )
@@ -156,14 +155,7 @@ func CompareEncoded(a, b Encoded) (score float64, fields []string, ok bool) {
 		sum += weights[f] * s
 		wsum += weights[f]
 	}
-	if len(fields) < 2 {
-		return 0, nil, false
-	}
-	if exact {
-		return 1, fields, true
-	}
-	score = math.Min(sum/wsum, 0.999)
-	return math.Floor(score*1000) / 1000, fields, true
+	return scored(fields, exact, sum, wsum)
 }
 
 // MatchAcross clusters encoded records of several connections: candidate pairs are records

@@ -166,14 +166,19 @@ func Compare(a, b Record) (score float64, fields []string, ok bool) {
 		sum += weights[f] * s
 		wsum += weights[f]
 	}
+	return scored(fields, exact, sum, wsum)
+}
+
+// scored ends Compare and CompareEncoded: no score over fewer than two fields, 1 when every
+// field compared is equal, else the weighted mean, kept under 1 and cut to three decimals.
+func scored(fields []string, exact bool, sum, wsum float64) (float64, []string, bool) {
 	if len(fields) < 2 {
 		return 0, nil, false
 	}
 	if exact {
 		return 1, fields, true
 	}
-	score = math.Min(sum/wsum, 0.999)
-	return math.Floor(score*1000) / 1000, fields, true
+	return math.Floor(math.Min(sum/wsum, 0.999)*1000) / 1000, fields, true
 }
 
 func field(r Record, f string) string {

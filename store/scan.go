@@ -296,12 +296,8 @@ func (s *ScanStore) HasProfile(ctx context.Context, datasetID, scanID string) (b
 	return ok, translate(err)
 }
 
-// ProfiledDatasets returns the datasets whose result the scan already saved.
-func (s *ScanStore) ProfiledDatasets(ctx context.Context, scanID string) (map[string]bool, error) {
-	rows, err := s.db.q(ctx).Query(ctx, `SELECT dataset_id::text FROM dataset_profiles WHERE scan_id = $1`, scanID)
-	if err != nil {
-		return nil, translate(err)
-	}
+// idSet collects a query's single text column as a set.
+func idSet(rows pgx.Rows) (map[string]bool, error) {
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, translate(err)
@@ -311,6 +307,15 @@ func (s *ScanStore) ProfiledDatasets(ctx context.Context, scanID string) (map[st
 		out[id] = true
 	}
 	return out, nil
+}
+
+// ProfiledDatasets returns the datasets whose result the scan already saved.
+func (s *ScanStore) ProfiledDatasets(ctx context.Context, scanID string) (map[string]bool, error) {
+	rows, err := s.db.q(ctx).Query(ctx, `SELECT dataset_id::text FROM dataset_profiles WHERE scan_id = $1`, scanID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return idSet(rows)
 }
 
 var _ scan.DatasetExtras = (*ScanStore)(nil)

@@ -395,15 +395,7 @@ func (s *TrustStore) NotifiedDatasets(ctx context.Context, consumerID string, da
 	if err != nil {
 		return nil, translate(err)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, translate(err)
-	}
-	out := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		out[id] = true
-	}
-	return out, nil
+	return idSet(rows)
 }
 
 // NoticesSince counts the workspace's untrusted-read notices since since.
